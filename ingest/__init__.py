@@ -1,0 +1,1 @@
+"""Sources → parse → chunk → embed (dense + sparse) → index."""

@@ -1,0 +1,61 @@
+"""Who may read a file, from the source itself. First rule found wins:
+
+1. Markdown front-matter ``acl: [hr]``
+2. a sidecar ``<file>.meta.yaml`` (also carries title, owner, updated, url for PDFs and DOCX)
+3. the nearest ``_access.yaml`` in the file's folder or above it, up to the ingested root
+4. the ``--acl`` default given to ``footnote ingest``
+5. nothing: admins only — never everybody.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from ingest.errors import BadDocument
+
+SIDECAR = ".meta.yaml"
+FOLDER_RULE = "_access.yaml"
+
+
+def is_document(path: Path) -> bool:
+    return not (path.name.startswith(("_", ".")) or path.name.endswith(SIDECAR))
+
+
+def read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise BadDocument(f"unreadable metadata file {path.name}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise BadDocument(f"metadata file {path.name} must be a YAML mapping")
+    return data
+
+
+def sidecar_meta(path: Path) -> dict:
+    side = path.with_name(path.name + SIDECAR)
+    return read_yaml(side) if side.exists() else {}
+
+
+def normalise_acl(value) -> list[str]:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",")]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadDocument(f"acl must be a list of group names, got {value!r}")
+    return sorted({v.strip() for v in value if v.strip()})
+
+
+def resolve_acl(path: Path, root: Path, front_matter: dict, sidecar: dict, default: list[str], admins: list[str]) -> list[str]:
+    for meta in (front_matter, sidecar):
+        if "acl" in meta:
+            return normalise_acl(meta["acl"])
+    folder = path.parent
+    while True:
+        rule = folder / FOLDER_RULE
+        if rule.exists():
+            return normalise_acl(read_yaml(rule).get("acl", []))
+        if folder == root or root not in folder.parents:
+            break
+        folder = folder.parent
+    return normalise_acl(default) if default else list(admins)

@@ -1,0 +1,71 @@
+"""What flows through ingestion: a parsed Document made of Sections, cut into Chunks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Section:
+    """A run of text under one heading path (and, for PDFs, on one page)."""
+
+    path: list[str]  # heading titles from the top, e.g. ["Leave", "Carry-over"]
+    text: str
+    page: int | None = None
+    anchor: str = ""  # heading slug or "page=N"
+
+
+@dataclass
+class Document:
+    doc_id: str
+    title: str
+    source: str  # URL, or the path relative to the ingested root
+    sections: list[Section]
+    updated: str = ""  # ISO date
+    owner: str = ""
+    acl: list[str] = field(default_factory=list)
+    lang: str = "en"
+    content_hash: str = ""
+    url: str | None = None
+
+
+@dataclass
+class Chunk:
+    """One indexed unit. ``payload()`` is exactly what the index stores."""
+
+    doc_id: str
+    chunk_id: str
+    parent_id: str
+    seq: int
+    title: str
+    breadcrumbs: str
+    text: str  # starts with the breadcrumbs, so it makes sense alone
+    source: str
+    anchor: str
+    page: int | None
+    updated: str
+    owner: str
+    acl: list[str]
+    lang: str
+    content_hash: str
+    url: str | None = None
+
+    def payload(self) -> dict:
+        return {
+            "doc_id": self.doc_id,
+            "chunk_id": self.chunk_id,
+            "parent_id": self.parent_id,
+            "seq": self.seq,
+            "title": self.title,
+            "breadcrumbs": self.breadcrumbs,
+            "text": self.text,
+            "source": self.source,
+            "url": self.url,
+            "anchor": self.anchor,
+            "page": self.page,
+            "updated": self.updated,
+            "owner": self.owner,
+            "acl": self.acl,
+            "lang": self.lang,
+            "content_hash": self.content_hash,
+        }

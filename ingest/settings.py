@@ -1,0 +1,126 @@
+"""The one settings object. Built once in ``main()`` and passed down; tests build it directly.
+
+Environment variables use the ``FOOTNOTE_`` prefix and ``__`` for nesting, e.g.
+``FOOTNOTE_QDRANT__URL=http://qdrant:6333`` or ``FOOTNOTE_SLACK__BOT_TOKEN=xoxb-…``.
+Every optional section is ``None`` until one of its variables is set, so a deployment
+turns on only what it has.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+HANDBOOK_DIRECTORY = Path(__file__).resolve().parent.parent / "examples" / "directory.yaml"
+
+
+class QdrantSettings(BaseModel):
+    """Where the index lives: an embedded Qdrant Edge folder by default, a server when ``url`` is set."""
+
+    url: str | None = None
+    api_key: SecretStr | None = None
+    collection: str = "footnote"
+    shard_number: int = 1
+    replication_factor: int = 1
+
+
+class EmbeddingSettings(BaseModel):
+    """Which dense vectors each chunk gets. Both local models ship their weights in a package."""
+
+    models: list[Literal["minilm", "use", "cohere"]] = ["minilm", "use"]
+    cohere_model: str = "embed-multilingual-v3.0"
+    threads: int = 2
+    batch_size: int = 32
+
+
+class RetrievalSettings(BaseModel):
+    """Fusion weights and depths; tuned on train splits (see README, "Retrieval")."""
+
+    prefetch: int = 100
+    rrf_k: int = 60
+    # Weights for the RRF of (bm25, minilm, use) when the query is English / other.
+    weights_en: tuple[float, float, float] = (1.0, 1.0, 0.3)
+    weights_other: tuple[float, float, float] = (1.0, 0.0, 1.0)
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.4
+    bm25_avgdl: float = 120.0
+
+
+class IngestSettings(BaseModel):
+    chunk_tokens: int = 220
+    chunk_overlap: int = 40
+    max_file_mb: float = 50.0
+    default_acl: list[str] = Field(default_factory=list)
+
+
+class CohereSettings(BaseModel):
+    api_key: SecretStr
+    base_url: str = "https://api.cohere.com"
+    rerank_model: str = "rerank-v3.5"
+
+
+class LLMSettings(BaseModel):
+    """An LLM for the answer loop. Without it the offline reasoner answers."""
+
+    provider: Literal["openai", "openai_like", "azure", "anthropic", "cohere"] = "openai_like"
+    api_key: SecretStr | None = None
+    base_url: str | None = None
+    model: str = "gpt-4o"
+    cheap_model: str | None = None
+    timeout_s: float = 60.0
+
+
+class RedisSettings(BaseModel):
+    url: str = "redis://127.0.0.1:6379/0"
+    history_turns: int = 10
+    history_ttl_s: int = 7 * 24 * 3600
+    pending_ttl_s: int = 15 * 60
+    rate_per_minute: int = 20
+
+
+class SlackSettings(BaseModel):
+    bot_token: SecretStr
+    signing_secret: SecretStr
+    app_token: SecretStr | None = None
+    api_url: str | None = None  # tests point the Web API at a local server
+
+
+class TeamsSettings(BaseModel):
+    app_id: str = ""
+    app_password: SecretStr = SecretStr("")
+    tenant_id: str | None = None
+
+
+class ServerSettings(BaseModel):
+    host: str = "0.0.0.0"
+    port: int = 3000
+    public_url: str = "http://localhost:3000"
+    link_secret: SecretStr = SecretStr("change-me")
+    link_ttl_s: int = 3600
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="FOOTNOTE_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    data_dir: Path = Path(".footnote")
+    directory_file: Path = HANDBOOK_DIRECTORY
+    admin_groups: list[str] = ["admins"]
+    qdrant: QdrantSettings = QdrantSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    ingest: IngestSettings = IngestSettings()
+    redis: RedisSettings = RedisSettings()
+    server: ServerSettings = ServerSettings()
+    cohere: CohereSettings | None = None
+    llm: LLMSettings | None = None
+    slack: SlackSettings | None = None
+    teams: TeamsSettings | None = None
+
+    @property
+    def index_dir(self) -> Path:
+        return self.data_dir / "index"

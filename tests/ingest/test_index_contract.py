@@ -1,0 +1,84 @@
+"""One contract, every index: Qdrant Edge (embedded) and qdrant-client's server API (`:memory:`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ingest.edge_index import EdgeIndex
+from ingest.index import HybridQuery, PointData
+from ingest.server_index import ServerIndex
+from ingest.sparse import BM25Encoder
+
+DIMS = {"minilm": 8, "use": 8}
+enc = BM25Encoder()
+
+
+@pytest.fixture(params=["edge", "server"])
+def index(request, tmp_path):
+    ix = EdgeIndex(tmp_path / "edge", DIMS) if request.param == "edge" else ServerIndex.connect(":memory:", None, "t", DIMS)
+    yield ix
+    ix.close()
+
+
+def vec(seed: int) -> list[float]:
+    v = np.random.default_rng(seed).normal(size=8)
+    return (v / np.linalg.norm(v)).tolist()
+
+
+def points(doc_id: str, texts: list[str], acl: list[str], content_hash: str = "h1", base: int = 0) -> list[PointData]:
+    return [
+        PointData(
+            id=base + i,
+            dense={"minilm": vec(base + i), "use": vec(100 + base + i)},
+            sparse=enc.encode_document(t),
+            payload={"doc_id": doc_id, "chunk_id": f"{doc_id}#{i}", "seq": i, "text": t, "acl": acl,
+                     "content_hash": content_hash, "doc_chunks": len(texts), "updated": "2026-01-01"},
+        )
+        for i, t in enumerate(texts)
+    ]
+
+
+def query(text: str, groups: list[str], seed: int = 0, **kw) -> HybridQuery:
+    return HybridQuery(groups=groups, dense={"minilm": vec(seed), "use": vec(100 + seed)},
+                       sparse=enc.encode_query(text), limit=kw.pop("limit", 10), **kw)
+
+
+def test_hybrid_query_finds_by_words_and_by_vector(index):
+    index.upsert_document("hr/leave", points("hr/leave", ["vacation days carry over", "parental leave weeks"], ["*"]), [])
+    index.upsert_document("eng/run", points("eng/run", ["rollback the deploy", "pager rotation"], ["*"], base=10), [])
+    hits = index.query(query("carry over vacation", ["bob"], seed=999))
+    assert hits[0].payload["chunk_id"] == "hr/leave#0"
+    hits = index.query(HybridQuery(groups=["bob"], dense={"minilm": vec(11), "use": vec(111)}, weights={"sparse": 0}))
+    assert hits[0].payload["chunk_id"] == "eng/run#1"
+
+
+def test_acl_filter_hides_documents_even_for_a_verbatim_quote(index):
+    index.upsert_document("hr/bands", points("hr/bands", ["L4 senior engineer salary band 78000 96000 EUR"], ["hr"]), [])
+    index.upsert_document("pub", points("pub", ["lunch menu wednesday"], ["*"], base=10), [])
+    quote = "L4 senior engineer salary band 78000 96000 EUR"
+    assert [h.payload["doc_id"] for h in index.query(query(quote, ["engineering"], seed=0))] == ["pub"]
+    assert index.query(query(quote, ["hr"], seed=0))[0].payload["doc_id"] == "hr/bands"
+    assert index.chunks("hr/bands", ["engineering"]) == []
+    assert len(index.chunks("hr/bands", ["hr"])) == 1
+
+
+def test_replacing_with_fewer_chunks_hides_then_purges_the_rest(index):
+    index.upsert_document("d", points("d", ["alpha one", "beta two", "gamma three"], ["*"]), [])
+    assert index.documents()["d"].chunks == 3
+    index.upsert_document("d", points("d", ["alpha new"], ["*"], content_hash="h2"), stale_ids=[1, 2])
+    texts = [h.payload["text"] for h in index.query(query("beta gamma alpha", ["x"]))]
+    assert texts == ["alpha new"]
+    assert index.documents()["d"].content_hash == "h2"
+    index.purge_tombstones()
+    assert index.count() == 1
+
+
+def test_delete_and_metadata_filters(index):
+    index.upsert_document("a", points("a", ["shared words here"], ["*"]), [])
+    index.upsert_document("b", points("b", ["shared words there"], ["*"], base=10), [])
+    assert {h.payload["doc_id"] for h in index.query(query("shared words", ["x"], doc_ids=["b"]))} == {"b"}
+    assert index.query(query("shared words", ["x"], updated_after="2026-06-01T00:00:00Z")) == []
+    index.delete_document("a")
+    assert set(index.documents()) == {"b"}
+    assert {h.payload["doc_id"] for h in index.query(query("shared words", ["x"]))} == {"b"}

@@ -29,7 +29,7 @@ from qdrant_edge import (
 )
 
 from ingest.errors import ConfigError
-from ingest.index import TOMBSTONE_ACL, DocState, Hit, HybridQuery, PointData, allowed
+from ingest.index import TOMBSTONE_ACL, DocState, Hit, HybridQuery, PointData, allowed, reader_group_sets
 
 _STATE_FIELDS = ["doc_id", "content_hash", "doc_chunks"]
 
@@ -94,10 +94,14 @@ class EdgeIndex:
         request = QueryRequest(
             limit=q.limit,
             with_payload=True,
+            with_vector=list(q.with_vectors) if q.with_vectors else False,
             query=Fusion.Rrf(k=q.rrf_k, weights=weights),
             prefetches=prefetches,
         )
-        return [Hit(int(p.id), float(p.score), dict(p.payload or {})) for p in self.shard.query(request)]
+        return [
+            Hit(int(p.id), float(p.score), dict(p.payload or {}), _dense(p.vector, q.with_vectors))
+            for p in self.shard.query(request)
+        ]
 
     def documents(self) -> dict[str, DocState]:
         states: dict[str, DocState] = {}
@@ -110,6 +114,10 @@ class EdgeIndex:
         f = Filter(must=[_cond("doc_id", doc_id), FieldCondition(key="acl", match=MatchAny(allowed(groups)))])
         return sorted(self._scroll(f, True), key=lambda p: p["seq"])
 
+    def texts(self, limit: int) -> list[str]:
+        f = Filter(must_not=[_cond("acl", TOMBSTONE_ACL)])
+        return [p.get("text", "") for p in self._scroll(f, ["text"], limit)]
+
     def count(self) -> int:
         from qdrant_edge import CountRequest
 
@@ -118,15 +126,23 @@ class EdgeIndex:
     def close(self) -> None:
         self.shard.close()
 
-    def _scroll(self, f: Filter, with_payload) -> list[dict]:
-        out, offset = [], None
-        while True:
+    def _scroll(self, f: Filter, with_payload, limit: int | None = None) -> list[dict]:
+        out: list[dict] = []
+        offset = None
+        while limit is None or len(out) < limit:
             records, offset = self.shard.scroll(
                 ScrollRequest(offset=offset, limit=1000, filter=f, with_payload=with_payload)
             )
             out += [dict(r.payload) for r in records]
             if offset is None:
-                return out
+                break
+        return out[:limit] if limit is not None else out
+
+
+def _dense(vector, names: Sequence[str]) -> dict[str, list[float]]:
+    if not names or not isinstance(vector, dict):
+        return {}
+    return {n: list(vector[n]) for n in names if n in vector}
 
 
 def _cond(key: str, value) -> FieldCondition:
@@ -138,7 +154,7 @@ def _match(key: str, value) -> Filter:
 
 
 def _filter(q: HybridQuery) -> Filter:
-    must = [FieldCondition(key="acl", match=MatchAny(allowed(q.groups)))]
+    must = [FieldCondition(key="acl", match=MatchAny(allowed(g))) for g in reader_group_sets(q)]
     if q.doc_ids:
         must.append(FieldCondition(key="doc_id", match=MatchAny(list(q.doc_ids))))
     if q.updated_after:

@@ -29,6 +29,7 @@ class Hit:
     id: int
     score: float
     payload: dict
+    vectors: dict[str, list[float]] = field(default_factory=dict)  # only those asked for
 
 
 @dataclass
@@ -36,6 +37,8 @@ class HybridQuery:
     """One request: a prefetch per vector (dense by name, plus sparse), fused by weighted RRF."""
 
     groups: Sequence[str]  # the asker's groups; "*" documents are always allowed
+    # In a channel, every member must be able to read what is shown: one group list per member.
+    readers: Sequence[Sequence[str]] = ()
     dense: dict[str, list[float]] = field(default_factory=dict)
     sparse: Sparse | None = None
     weights: dict[str, float] = field(default_factory=dict)  # vector name (or "sparse") → weight
@@ -44,6 +47,7 @@ class HybridQuery:
     rrf_k: int = 60
     doc_ids: Sequence[str] | None = None  # metadata filters
     updated_after: str | None = None
+    with_vectors: Sequence[str] = ()  # dense vectors to return, for grading by similarity
 
 
 @dataclass
@@ -73,6 +77,10 @@ class Index(Protocol):
 
     def purge_tombstones(self) -> None: ...
 
+    def texts(self, limit: int) -> list[str]:
+        """Up to ``limit`` live chunk texts, for corpus statistics (term rarity)."""
+        ...
+
     def count(self) -> int: ...
 
     def close(self) -> None: ...
@@ -81,3 +89,8 @@ class Index(Protocol):
 def allowed(groups: Sequence[str]) -> list[str]:
     """The ACL values a reader matches: their groups and the everybody marker."""
     return sorted({*groups, "*"} - {TOMBSTONE_ACL})
+
+
+def reader_group_sets(q: HybridQuery) -> list[list[str]]:
+    """One allowed-ACL list per distinct reader: a chunk must match every one of them."""
+    return [list(g) for g in dict.fromkeys(tuple(allowed(g)) for g in [q.groups, *q.readers])]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from qdrant_client import QdrantClient, models
 
 from ingest.errors import ConfigError
-from ingest.index import TOMBSTONE_ACL, DocState, Hit, HybridQuery, PointData, allowed
+from ingest.index import TOMBSTONE_ACL, DocState, Hit, HybridQuery, PointData, allowed, reader_group_sets
 
 
 class ServerIndex:
@@ -94,8 +94,13 @@ class ServerIndex:
             query=models.RrfQuery(rrf=models.Rrf(k=q.rrf_k, weights=weights)),
             limit=q.limit,
             with_payload=True,
+            with_vectors=list(q.with_vectors) if q.with_vectors else False,
         )
-        return [Hit(int(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
+        return [
+            Hit(int(p.id), float(p.score), dict(p.payload or {}),
+                {n: list(v) for n, v in (p.vector or {}).items() if n in q.with_vectors} if isinstance(p.vector, dict) else {})
+            for p in response.points
+        ]
 
     def documents(self) -> dict[str, DocState]:
         f = models.Filter(must=[models.FieldCondition(key="seq", match=models.MatchValue(value=0))])
@@ -113,6 +118,10 @@ class ServerIndex:
         )
         return sorted(self._scroll(f, True), key=lambda p: p["seq"])
 
+    def texts(self, limit: int) -> list[str]:
+        f = models.Filter(must_not=[models.FieldCondition(key="acl", match=models.MatchValue(value=TOMBSTONE_ACL))])
+        return [p.get("text", "") for p in self._scroll(f, ["text"], limit)]
+
     def count(self) -> int:
         f = models.Filter(must_not=[models.FieldCondition(key="acl", match=models.MatchValue(value=TOMBSTONE_ACL))])
         return self.client.count(self.collection, count_filter=f, exact=True).count
@@ -120,15 +129,17 @@ class ServerIndex:
     def close(self) -> None:
         self.client.close()
 
-    def _scroll(self, f: models.Filter, with_payload) -> list[dict]:
-        out, offset = [], None
-        while True:
+    def _scroll(self, f: models.Filter, with_payload, limit: int | None = None) -> list[dict]:
+        out: list[dict] = []
+        offset = None
+        while limit is None or len(out) < limit:
             records, offset = self.client.scroll(
                 self.collection, scroll_filter=f, limit=1000, offset=offset, with_payload=with_payload
             )
             out += [dict(r.payload or {}) for r in records]
             if offset is None:
-                return out
+                break
+        return out[:limit] if limit is not None else out
 
 
 def _match(key: str, value) -> models.Filter:
@@ -136,7 +147,7 @@ def _match(key: str, value) -> models.Filter:
 
 
 def _filter(q: HybridQuery) -> models.Filter:
-    must: list = [models.FieldCondition(key="acl", match=models.MatchAny(any=allowed(q.groups)))]
+    must: list = [models.FieldCondition(key="acl", match=models.MatchAny(any=g)) for g in reader_group_sets(q)]
     if q.doc_ids:
         must.append(models.FieldCondition(key="doc_id", match=models.MatchAny(any=list(q.doc_ids))))
     if q.updated_after:

@@ -82,3 +82,24 @@ def test_delete_and_metadata_filters(index):
     index.delete_document("a")
     assert set(index.documents()) == {"b"}
     assert {h.payload["doc_id"] for h in index.query(query("shared words", ["x"]))} == {"b"}
+
+
+def test_channel_readers_see_only_what_every_member_may_read(index):
+    index.upsert_document("hr", points("hr", ["travel budget rules"], ["hr"]), [])
+    index.upsert_document("both", points("both", ["travel budget rules"], ["engineering", "hr"], base=10), [])
+    index.upsert_document("pub", points("pub", ["travel budget rules"], ["*"], base=20), [])
+    hits = index.query(query("travel budget", ["hr"], readers=[["engineering"], ["hr", "managers"]]))
+    assert {h.payload["doc_id"] for h in hits} == {"both", "pub"}
+
+
+def test_query_returns_requested_vectors_for_grading(index):
+    index.upsert_document("a", points("a", ["some words"], ["*"]), [])
+    hit = index.query(query("some words", ["x"], with_vectors=["use"]))[0]
+    assert set(hit.vectors) == {"use"}
+    assert np.allclose(hit.vectors["use"], vec(100), atol=1e-5)
+
+
+def test_texts_skips_tombstones(index):
+    index.upsert_document("a", points("a", ["one", "two"], ["*"]), [])
+    index.upsert_document("a", points("a", ["three"], ["*"], content_hash="h2"), stale_ids=[1])
+    assert sorted(index.texts(limit=10)) == ["three"]

@@ -1,0 +1,1 @@
+"""Retrieval, rerank, the answer loop, its tools and reasoners (offline or LLM), traces."""

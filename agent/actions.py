@@ -1,0 +1,62 @@
+"""Pending actions: a proposed ticket waits here until its asker confirms it, then is taken ONCE.
+
+``take`` is atomic (Redis GETDEL), so a double click or a retried event files one ticket.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import asdict
+from typing import Protocol
+
+from agent.turns import PendingAction
+
+
+class PendingActions(Protocol):
+    def put(self, action: PendingAction) -> None: ...
+
+    def take(self, action_id: str) -> PendingAction | None:
+        """Remove and return the action; ``None`` if it expired or was already taken."""
+        ...
+
+    def peek(self, action_id: str) -> PendingAction | None: ...
+
+
+class MemoryPendingActions:
+    """For one process (the terminal chat); the bot uses Redis."""
+
+    def __init__(self):
+        self._items: dict[str, PendingAction] = {}
+        self._lock = threading.Lock()
+
+    def put(self, action: PendingAction) -> None:
+        with self._lock:
+            self._items[action.action_id] = action
+
+    def take(self, action_id: str) -> PendingAction | None:
+        with self._lock:
+            action = self._items.pop(action_id, None)
+        return action if action and action.expires_at > time.time() else None
+
+    def peek(self, action_id: str) -> PendingAction | None:
+        action = self._items.get(action_id)
+        return action if action and action.expires_at > time.time() else None
+
+
+class RedisPendingActions:
+    def __init__(self, client, prefix: str = "footnote:pending:"):
+        self.client, self.prefix = client, prefix
+
+    def put(self, action: PendingAction) -> None:
+        ttl = max(1, int(action.expires_at - time.time()))
+        self.client.set(self.prefix + action.action_id, json.dumps(asdict(action)), ex=ttl)
+
+    def take(self, action_id: str) -> PendingAction | None:
+        raw = self.client.getdel(self.prefix + action_id)
+        return PendingAction(**json.loads(raw)) if raw else None
+
+    def peek(self, action_id: str) -> PendingAction | None:
+        raw = self.client.get(self.prefix + action_id)
+        return PendingAction(**json.loads(raw)) if raw else None

@@ -1,0 +1,293 @@
+"""The answer loop as a LlamaIndex Workflow: route → plan → search → grade → (rewrite | broaden →
+search again, at most 3 rounds) → answer → check → reply.
+
+All per-turn state travels in ``Run`` inside the events, so concurrent turns share nothing but
+the read-only dependencies on the workflow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from datetime import date
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
+
+from agent.reasoning import Draft, Grade, Reasoner, Route
+from agent.retrieval import Passage
+from agent.tools import TurnTools
+from agent.turns import Answer, Citation, TraceStep, Turn
+
+MAX_ROUNDS = 3
+MAX_PASSAGES = 8
+Progress = Callable[[str], Awaitable[None]]
+
+
+@dataclass
+class Run:
+    turn: Turn
+    tools: TurnTools
+    progress: Progress | None
+    started: float = field(default_factory=time.perf_counter)
+    route: Route | None = None
+    question: str = ""  # what the documents are asked (CRM ids removed)
+    subquestions: list[str] = field(default_factory=list)
+    queries: dict[str, str] = field(default_factory=dict)  # sub-question → current query
+    tried: list[str] = field(default_factory=list)
+    round: int = 0
+    pool: dict[str, dict[str, Passage]] = field(default_factory=dict)  # sub-question → chunk_id → passage
+    grades: dict[str, dict[str, Grade]] = field(default_factory=dict)
+    facts: list[str] = field(default_factory=list)
+    trace: list[TraceStep] = field(default_factory=list)
+
+    async def say(self, text: str) -> None:
+        if self.progress is not None:
+            await self.progress(text)
+
+    def record(self, step_name: str, t0: float, **kw) -> None:
+        self.trace.append(TraceStep(round=self.round, step=step_name, ms=round((time.perf_counter() - t0) * 1000, 1), **kw))
+
+
+class _Ev(Event):
+    run: Any  # a Run; typed loosely so pydantic does not try to validate the dependencies inside
+
+
+class PlanEvent(_Ev):
+    pass
+
+
+class SearchEvent(_Ev):
+    pass
+
+
+class GradeEvent(_Ev):
+    pass
+
+
+class AnswerEvent(_Ev):
+    pass
+
+
+class AnswerLoop(Workflow):
+    def __init__(self, reasoner: Reasoner, fallback=None, timeout: float = 90.0):
+        super().__init__(timeout=timeout)
+        self.reasoner = reasoner
+        self.fallback = fallback  # an optional second source, tried when the rounds find nothing
+
+    @step
+    async def route(self, ev: StartEvent) -> PlanEvent | StopEvent:
+        run: Run = ev.run
+        t0 = time.perf_counter()
+        route = await self.reasoner.route(run.turn.text, run.turn.history)
+        run.route = route
+        run.record("route", t0, decision=route.kind, reason=route.question)
+        if route.kind == "smalltalk":
+            return StopEvent(result=Answer(route.reply or "Hi!", "smalltalk", trace=run.trace))
+        if route.kind == "ticket":
+            action = run.tools.create_ticket(route.ticket_title or route.question, _ticket_body(run.turn.text, []))
+            text = (
+                f"I can open this ticket for you:\n*{action.title}*\n{action.body}\n"
+                "Confirm to file it, or cancel."
+            )
+            return StopEvent(result=Answer(text, "needs_confirmation", pending_action=action, trace=run.trace))
+        if route.kind == "crm" and route.customer_id:
+            await run.say(f"looking up customer {route.customer_id}…")
+            t1 = time.perf_counter()
+            record = await asyncio.to_thread(run.tools.query_crm, route.customer_id)
+            run.facts = _crm_facts(record)
+            run.record("query_crm", t1, decision="found" if "error" not in record else "missing", reason=route.customer_id)
+        return PlanEvent(run=run)
+
+    @step
+    async def plan(self, ev: PlanEvent) -> SearchEvent:
+        run = ev.run
+        t0 = time.perf_counter()
+        question = run.route.question
+        if run.route.kind == "crm":
+            question = re.sub(r"\s+", " ", re.sub(r"(customer|client|account)?\s*#?\d{3,}", "", question, flags=re.I)).strip() or question
+        run.question = question
+        run.subquestions = await self.reasoner.plan(question)
+        run.queries = {q: q for q in run.subquestions}
+        run.record("plan", t0, decision=f"{len(run.subquestions)} sub-question(s)", queries=list(run.subquestions))
+        return SearchEvent(run=run)
+
+    @step
+    async def search(self, ev: SearchEvent) -> GradeEvent:
+        run = ev.run
+        run.round += 1
+        todo = [sq for sq in run.subquestions if not _enough(run.grades.get(sq, {}))]
+        queries = [run.queries[sq] for sq in todo]
+        await run.say("searching: " + "; ".join(queries) + "…")
+        t0 = time.perf_counter()
+        results = await asyncio.gather(*(asyncio.to_thread(run.tools.search_docs, q) for q in queries))
+        hits = 0
+        for sq, q, passages in zip(todo, queries, results, strict=True):
+            run.tried.append(q)
+            pool = run.pool.setdefault(sq, {})
+            for p in passages:
+                pool.setdefault(p.chunk_id, p)
+            hits += len(passages)
+        run.record("search", t0, queries=queries, hits=hits)
+        return GradeEvent(run=run)
+
+    @step
+    async def grade(self, ev: GradeEvent) -> SearchEvent | AnswerEvent:
+        run = ev.run
+        todo = [sq for sq in run.subquestions if not _enough(run.grades.get(sq, {}))]
+        await run.say(f"checking {sum(len(run.pool.get(sq, {})) for sq in todo)} passages…")
+        for sq in todo:
+            t0 = time.perf_counter()
+            passages = [p for cid, p in run.pool.get(sq, {}).items() if cid not in run.grades.get(sq, {})]
+            grades = await self.reasoner.grade(sq, passages) if passages else []
+            got = run.grades.setdefault(sq, {})
+            for p, g in zip(passages, grades, strict=False):
+                got[p.chunk_id] = g
+                p.extra["grade"] = g.score
+            kept = [p.chunk_id for p, g in zip(passages, grades, strict=False) if g.label != "off_topic"]
+            dropped = [f"{p.chunk_id}: {g.reason}" for p, g in zip(passages, grades, strict=False) if g.label == "off_topic"]
+            labels = [g.label for g in got.values()]
+            if "relevant" in labels:
+                decision, reason = "enough", "a relevant passage was found"
+            elif "partial" in labels:
+                decision, reason = "broaden", "found too little: only partial matches"
+            else:
+                decision, reason = "rewrite", "found only off-topic passages"
+            run.record("grade", t0, decision=decision, reason=reason, queries=[sq], hits=len(passages), kept=kept, dropped=dropped)
+            if decision != "enough" and run.round < MAX_ROUNDS:
+                t1 = time.perf_counter()
+                best = _ranked(run, sq)
+                mode = "broaden" if decision == "broaden" else "rewrite"
+                new_query = await self.reasoner.rewrite(sq, best, mode, run.tried)
+                run.queries[sq] = new_query
+                run.record(mode, t1, decision=mode, reason=reason, queries=[new_query])
+        if run.round < MAX_ROUNDS and any(not _enough(run.grades.get(sq, {})) for sq in run.subquestions):
+            return SearchEvent(run=run)
+        return AnswerEvent(run=run)
+
+    @step
+    async def answer(self, ev: AnswerEvent) -> StopEvent:
+        run = ev.run
+        passages = _selected(run)
+        if not passages and self.fallback is not None:
+            t0 = time.perf_counter()
+            extra = await asyncio.to_thread(self.fallback.search, run.question, run.turn.groups)
+            for p in extra:
+                p.extra["external"] = True
+            passages = extra[:MAX_PASSAGES]
+            run.record("fallback", t0, hits=len(extra))
+        await run.say("writing the answer…")
+        t0 = time.perf_counter()
+        draft = await self.reasoner.answer(run.question, run.subquestions, passages, run.facts) if passages else Draft([], list(run.subquestions))
+        run.record("answer", t0, decision=f"{len(draft.sentences)} sentence(s)", reason="missing: " + "; ".join(draft.missing) if draft.missing else "")
+        t0 = time.perf_counter()
+        check = await self.reasoner.check(run.question, draft, passages) if draft.sentences else None
+        if check is not None:
+            dropped = [s.text for s, ok in zip(draft.sentences, check.supported, strict=False) if not ok]
+            draft.sentences = [s for s, ok in zip(draft.sentences, check.supported, strict=False) if ok]
+            run.record("check", t0, decision="grounded" if check.answers_question else "does not answer", reason=check.reason, dropped=dropped)
+        answered = bool(draft.sentences) and check is not None and check.answers_question
+        return StopEvent(result=_compose(run, draft, passages, answered))
+
+
+def _enough(grades: dict[str, Grade]) -> bool:
+    return any(g.label == "relevant" for g in grades.values())
+
+
+def _ranked(run: Run, sq: str) -> list[Passage]:
+    grades = run.grades.get(sq, {})
+    pool = run.pool.get(sq, {})
+    return sorted(pool.values(), key=lambda p: -grades[p.chunk_id].score if p.chunk_id in grades else 0.0)
+
+
+def _selected(run: Run) -> list[Passage]:
+    """Strongest first, off-topic never, at most ~8, shared fairly between sub-questions."""
+    per_sq = [
+        [p for p in _ranked(run, sq) if run.grades.get(sq, {}).get(p.chunk_id) and run.grades[sq][p.chunk_id].label != "off_topic"]
+        for sq in run.subquestions
+    ]
+    chosen: dict[str, Passage] = {}
+    for rank in range(MAX_PASSAGES):
+        for ranked in per_sq:
+            if rank < len(ranked) and len(chosen) < MAX_PASSAGES:
+                chosen.setdefault(ranked[rank].chunk_id, ranked[rank])
+    return list(chosen.values())
+
+
+def _closest(run: Run) -> list[Passage]:
+    """Up to three documents that came near (never ones graded off-topic)."""
+    seen: dict[str, Passage] = {}
+    for sq in run.subquestions:
+        grades = run.grades.get(sq, {})
+        for p in _ranked(run, sq):
+            if p.chunk_id in grades and grades[p.chunk_id].label != "off_topic":
+                seen.setdefault(p.doc_id, p)
+    return list(seen.values())[:3]
+
+
+def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) -> Answer:
+    citations: list[Citation] = []
+    number: dict[str, int] = {}
+
+    def cite(p: Passage, quote: str) -> int:
+        if p.chunk_id not in number:
+            number[p.chunk_id] = len(citations) + 1
+            citations.append(Citation(
+                n=number[p.chunk_id], doc_id=p.doc_id, title=p.title, breadcrumbs=p.breadcrumbs, source=p.source,
+                link=p.link, page=p.page, anchor=p.anchor, quote=quote[:300], updated=p.updated,
+                external=bool(p.extra.get("external")),
+            ))
+        return number[p.chunk_id]
+
+    searched = list(dict.fromkeys(run.tried))
+    crm = ("From the CRM:\n" + "\n".join(f"• {f}" for f in run.facts) + "\n\n") if run.facts else ""
+    if answered:
+        lines = []
+        for s in draft.sentences:
+            marks = "".join(f"[{cite(passages[i], s.text)}]" for i in s.sources if 0 <= i < len(passages))
+            lines.append(f"{s.text} {marks}".strip())
+        text = crm + " ".join(lines)
+        status = "answered"
+        if draft.missing:
+            status = "partial"
+            text += "\n\nI found nothing on: " + "; ".join(draft.missing) + "."
+        if any(c.external for c in citations):
+            text += "\n\n(Some sources are external to the company documents.)"
+        return Answer(text, status, citations, trace=run.trace, searched=searched)
+    closest = _closest(run)
+    tried = ", ".join(f"“{q}”" for q in searched) or "nothing"
+    text = f"I don't know: I searched for {tried} and found nothing that answers it."
+    if closest:
+        text += " Closest: " + "; ".join(f"[{cite(p, p.body[:200])}] {p.title}" for p in closest) + "."
+    text += " Want me to open a ticket?"
+    if crm:
+        return Answer(crm + text, "partial", citations, trace=run.trace, searched=searched)
+    action = run.tools.create_ticket(run.route.question, _ticket_body(run.route.question, searched))
+    return Answer(text, "unknown", citations, pending_action=action, trace=run.trace, searched=searched)
+
+
+def _ticket_body(question: str, searched: list[str]) -> str:
+    body = f"Question: {question}"
+    if searched:
+        body += "\nSearched the documents for: " + "; ".join(searched)
+    return body
+
+
+def _crm_facts(record: dict) -> list[str]:
+    if "error" in record:
+        return [record["error"]]
+    facts = [f"Customer {record.get('id')}: " + ", ".join(f"{k} {_value(v)}" for k, v in record.items() if k not in ("orders", "id"))]
+    for o in record.get("orders", []):
+        facts.append("Order " + ", ".join(f"{k} {_value(v)}" for k, v in o.items()))
+    return facts
+
+
+def _value(v) -> str:
+    """Dates get their age in days: "can they still get a refund" turns on it."""
+    if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
+        days = (date.today() - date.fromisoformat(v)).days
+        return f"{v} ({days} days ago)" if days >= 0 else v
+    return str(v)

@@ -1,0 +1,75 @@
+"""The reasoner seam: every judgement the answer loop needs, offline or by an LLM.
+
+The loop (``agent.loop``) owns control flow, limits and citations; a reasoner only judges.
+Passages are always untrusted data: a reasoner quotes them, it never obeys them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from agent.retrieval import Passage
+from agent.turns import Message
+
+RouteKind = Literal["smalltalk", "question", "crm", "ticket"]
+GradeLabel = Literal["relevant", "partial", "off_topic"]
+
+
+@dataclass
+class Route:
+    kind: RouteKind
+    question: str  # standalone: follow-ups resolved against the history
+    customer_id: str | None = None  # for "crm"
+    ticket_title: str | None = None  # for "ticket"
+    reply: str | None = None  # for "smalltalk"
+
+
+@dataclass
+class Grade:
+    label: GradeLabel
+    score: float  # 0..1, comparable across passages of one question
+    reason: str = ""
+
+
+@dataclass
+class Sentence:
+    text: str
+    sources: list[int]  # indices into the passages given to ``answer``
+    note: bool = False  # our own words (e.g. "an older source disagrees"), not a quote
+
+
+@dataclass
+class Draft:
+    sentences: list[Sentence]
+    missing: list[str] = field(default_factory=list)  # sub-questions nothing supports
+
+
+@dataclass
+class Check:
+    supported: list[bool]  # one per draft sentence
+    answers_question: bool
+    reason: str = ""
+
+
+class Reasoner(Protocol):
+    async def route(self, text: str, history: Sequence[Message]) -> Route: ...
+
+    async def plan(self, question: str) -> list[str]:
+        """Sub-questions for a compound question; ``[question]`` when it is simple."""
+        ...
+
+    async def grade(self, question: str, passages: Sequence[Passage]) -> list[Grade]:
+        """One grade per passage, all in one go."""
+        ...
+
+    async def rewrite(self, question: str, passages: Sequence[Passage], mode: Literal["rewrite", "broaden"], tried: Sequence[str]) -> str:
+        """A new query: ``rewrite`` when what came back was off-topic, ``broaden`` when it was too little."""
+        ...
+
+    async def answer(self, question: str, subquestions: Sequence[str], passages: Sequence[Passage], facts: Sequence[str]) -> Draft:
+        """Sentences, each citing the passages that support it. ``facts`` are tool results (CRM)."""
+        ...
+
+    async def check(self, question: str, draft: Draft, passages: Sequence[Passage]) -> Check: ...

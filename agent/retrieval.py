@@ -1,0 +1,133 @@
+"""Hybrid search under the asker's groups: one index query, dense + BM25, fused by weighted RRF.
+
+The dense weights follow the query's language: MiniLM is strong in English and useless elsewhere,
+the multilingual USE carries other languages and cross-lingual questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ingest.embed import Embedder
+from ingest.index import Hit, HybridQuery, Index
+from ingest.languages import detect_lang
+from ingest.settings import RetrievalSettings
+from ingest.sparse import BM25Encoder
+
+
+@dataclass
+class Passage:
+    doc_id: str
+    chunk_id: str
+    parent_id: str
+    title: str
+    breadcrumbs: str
+    text: str
+    source: str
+    link: str
+    anchor: str
+    page: int | None
+    updated: str
+    owner: str
+    lang: str
+    score: float
+    url: str | None = None
+    extra: dict = field(default_factory=dict)  # reranker / grader scores
+
+    @property
+    def body(self) -> str:
+        """The text without its breadcrumb header."""
+        head = self.breadcrumbs + "\n\n"
+        return self.text[len(head):] if self.text.startswith(head) else self.text
+
+    @classmethod
+    def from_hit(cls, hit: Hit) -> Passage:
+        p = hit.payload
+        return cls(
+            doc_id=p["doc_id"], chunk_id=p["chunk_id"], parent_id=p.get("parent_id", ""),
+            title=p.get("title", ""), breadcrumbs=p.get("breadcrumbs", ""), text=p.get("text", ""),
+            source=p.get("source", ""), link=link_for(p), anchor=p.get("anchor", ""),
+            page=p.get("page"), updated=p.get("updated", ""), owner=p.get("owner", ""),
+            lang=p.get("lang", "en"), score=hit.score, url=p.get("url"),
+        )
+
+
+def link_for(payload: dict) -> str:
+    """The source's own URL when it has one, else the local path with a page or heading anchor."""
+    base = payload.get("url") or payload.get("source", "")
+    if payload.get("page"):
+        return f"{base}#page={payload['page']}"
+    anchor = payload.get("anchor") or ""
+    return f"{base}#{anchor}" if anchor and not anchor.startswith("page=") else base
+
+
+@dataclass
+class Filters:
+    doc_ids: Sequence[str] | None = None
+    updated_after: str | None = None
+
+
+class Retriever:
+    def __init__(self, index: Index, embedders: Sequence[Embedder], sparse: BM25Encoder, settings: RetrievalSettings):
+        self.index, self.embedders, self.sparse, self.settings = index, list(embedders), sparse, settings
+
+    def weights(self, lang: str) -> dict[str, float]:
+        w = self.settings.weights_en if lang == "en" else self.settings.weights_other
+        weights = {"sparse": w[0], "minilm": w[1], "use": w[2], "cohere": 1.0}
+        return {e.name: weights.get(e.name, 1.0) for e in self.embedders} | {"sparse": w[0]}
+
+    def search(
+        self,
+        query: str,
+        groups: Sequence[str],
+        filters: Filters | None = None,
+        top_k: int = 10,
+        readers: Sequence[Sequence[str]] = (),
+    ) -> list[Passage]:
+        """Passages the asker (and, in a channel, every member listed in ``readers``) may read."""
+        lang = detect_lang(query)
+        weights = self.weights(lang)
+        with threadpool_limits(limits=1, user_api="blas"):
+            dense = {
+                e.name: e.embed([query], kind="query")[0].tolist() for e in self.embedders if weights.get(e.name, 0) > 0
+            }
+        q = HybridQuery(
+            groups=list(groups),
+            dense=dense,
+            sparse=self.sparse.encode_query(query, lang),
+            weights=weights,
+            limit=top_k,
+            prefetch=self.settings.prefetch,
+            rrf_k=self.settings.rrf_k,
+            doc_ids=filters.doc_ids if filters else None,
+            updated_after=filters.updated_after if filters else None,
+            readers=[list(r) for r in readers],
+            with_vectors=list(dense),
+        )
+        hits = self.index.query(q)
+        if lang != "en" and "use" in dense:
+            # Words only meet words of the same language: give documents in other languages a
+            # second, dense-only chance, interleaved with the hybrid ranking.
+            cross = self.index.query(replace(q, weights={**weights, "sparse": 0.0}))
+            hits = _interleave(hits, cross, top_k)
+        passages = []
+        for hit in hits:
+            p = Passage.from_hit(hit)
+            # Cosine of query and passage per model: a confidence RRF scores cannot give.
+            p.extra = {f"sim_{n}": float(np.dot(dense[n], v)) for n, v in hit.vectors.items()}
+            passages.append(p)
+        return passages
+
+
+def _interleave(a: list[Hit], b: list[Hit], limit: int) -> list[Hit]:
+    out: dict[int, Hit] = {}
+    for pair in zip(a, b, strict=False):
+        for h in pair:
+            out.setdefault(h.id, h)
+    for h in a[len(b):] + b[len(a):]:
+        out.setdefault(h.id, h)
+    return list(out.values())[:limit]

@@ -1,0 +1,61 @@
+"""Every turn's x-ray, kept durably and bounded: a SQLite table locally, a Redis stream in the bot."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Protocol
+
+from agent.turns import Answer, Turn
+
+
+class TraceStore(Protocol):
+    def save(self, turn: Turn, answer: Answer) -> None: ...
+
+    def recent(self, limit: int = 20) -> list[dict]: ...
+
+
+def _record(turn: Turn, answer: Answer) -> dict:
+    # Ids, decisions and timings only: the question is kept, document text and secrets are not.
+    return {
+        "turn_id": turn.turn_id, "user": turn.user_id, "at": time.time(), "question": turn.text,
+        "status": answer.status, "summary": answer.trace_summary(),
+        "steps": [asdict(s) for s in answer.trace],
+    }
+
+
+class SqliteTraceStore:
+    def __init__(self, path: Path, keep: int = 5000):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False)
+        self._lock = threading.Lock()
+        self.keep = keep
+        with self._db:
+            self._db.execute("CREATE TABLE IF NOT EXISTS traces (n INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT)")
+
+    def save(self, turn: Turn, answer: Answer) -> None:
+        with self._lock, self._db:
+            self._db.execute("INSERT INTO traces (data) VALUES (?)", (json.dumps(_record(turn, answer)),))
+            self._db.execute("DELETE FROM traces WHERE n <= (SELECT MAX(n) FROM traces) - ?", (self.keep,))
+
+    def recent(self, limit: int = 20) -> list[dict]:
+        rows = self._db.execute("SELECT data FROM traces ORDER BY n DESC LIMIT ?", (limit,)).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+
+class RedisTraceStore:
+    def __init__(self, client, key: str = "footnote:traces", maxlen: int = 5000):
+        self.client, self.key, self.maxlen = client, key, maxlen
+
+    def save(self, turn: Turn, answer: Answer) -> None:
+        try:
+            self.client.xadd(self.key, {"data": json.dumps(_record(turn, answer))}, maxlen=self.maxlen, approximate=True)
+        except Exception:  # traces must never cost the user their answer
+            pass
+
+    def recent(self, limit: int = 20) -> list[dict]:
+        return [json.loads(fields[b"data"] if b"data" in fields else fields["data"]) for _, fields in self.client.xrevrange(self.key, count=limit)]

@@ -1,0 +1,93 @@
+"""What an adapter hands the agent (``Turn``) and what it gets back (``Answer``): our own types,
+so no framework object crosses into ``bot/``."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+Status = Literal["answered", "partial", "unknown", "needs_confirmation", "smalltalk", "error"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["user", "assistant"]
+    text: str
+
+
+@dataclass(frozen=True)
+class Turn:
+    user_id: str
+    text: str
+    groups: tuple[str, ...]
+    display_name: str = ""
+    email: str = ""
+    channel_kind: Literal["dm", "channel", "cli"] = "dm"
+    # In a channel: the groups of each member; answers use only what all of them may read.
+    member_groups: tuple[tuple[str, ...], ...] = ()
+    conversation_id: str = ""
+    history: tuple[Message, ...] = ()
+    turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+@dataclass
+class Citation:
+    n: int
+    doc_id: str
+    title: str
+    breadcrumbs: str
+    source: str
+    link: str
+    page: int | None
+    anchor: str
+    quote: str
+    updated: str
+    external: bool = False
+
+
+@dataclass
+class PendingAction:
+    """A ticket the agent proposes; nothing happens until the same user confirms it."""
+
+    action_id: str
+    kind: Literal["create_ticket"]
+    user_id: str
+    title: str
+    body: str
+    expires_at: float
+
+
+@dataclass
+class TraceStep:
+    round: int
+    step: str
+    decision: str = ""
+    reason: str = ""
+    queries: list[str] = field(default_factory=list)
+    hits: int = 0
+    kept: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    ms: float = 0.0
+
+
+@dataclass
+class Answer:
+    text: str
+    status: Status
+    citations: list[Citation] = field(default_factory=list)
+    pending_action: PendingAction | None = None
+    trace: list[TraceStep] = field(default_factory=list)
+    searched: list[str] = field(default_factory=list)  # the queries tried, shown on "I don't know"
+    note: str = ""  # e.g. "a fuller answer may exist in a DM"
+    ticket: dict | None = None  # set when a confirmed ticket was filed: {"id", "link"}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def trace_summary(self) -> str:
+        searches = sum(len(s.queries) for s in self.trace if s.step == "search")
+        read = sum(s.hits for s in self.trace if s.step == "search")
+        dropped = sum(len(s.dropped) for s in self.trace if s.step == "grade")
+        rounds = max((s.round for s in self.trace), default=0)
+        return f"{rounds} round(s), {searches} searches, {read} passages read, {dropped} dropped as off-topic"

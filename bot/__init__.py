@@ -1,0 +1,1 @@
+"""Chat adapters (Slack, Teams, terminal), conversation state, document links: the composition root."""

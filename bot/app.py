@@ -1,0 +1,55 @@
+"""The composition root: settings in, every client built once, passed down as ``Deps``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+
+from agent.retrieval import Retriever
+from bot.directory import FileDirectory
+from ingest.backends import build_embedders, open_index
+from ingest.pipeline import Ingester
+from ingest.settings import Settings
+from ingest.sparse import BM25Encoder
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@dataclass
+class Deps:
+    settings: Settings
+
+    @cached_property
+    def embedders(self):
+        return build_embedders(self.settings)
+
+    @cached_property
+    def sparse(self) -> BM25Encoder:
+        r = self.settings.retrieval
+        return BM25Encoder(k1=r.bm25_k1, b=r.bm25_b, avgdl=r.bm25_avgdl)
+
+    @cached_property
+    def index(self):
+        return open_index(self.settings, {e.name: e.dim for e in self.embedders})
+
+    @cached_property
+    def retriever(self) -> Retriever:
+        return Retriever(self.index, self.embedders, self.sparse, self.settings.retrieval)
+
+    @cached_property
+    def ingester(self) -> Ingester:
+        return Ingester(self.index, self.embedders, self.sparse, self.settings)
+
+    @cached_property
+    def directory(self) -> FileDirectory:
+        return FileDirectory.load(self.settings.directory_file)
+
+    def close(self) -> None:
+        if "index" in self.__dict__:
+            self.index.close()
+
+
+def build_deps(settings: Settings) -> Deps:
+    return Deps(settings)

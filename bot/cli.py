@@ -1,0 +1,193 @@
+"""``footnote``: ingest, search, ask, chat, eval, serve, bench — one entry point, settings built here."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from bot.terminal import TerminalChat, console
+from ingest.errors import ConfigError, FootnoteError
+from ingest.settings import Settings
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="footnote", description="Answers from your company's documents, with citations.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest", help="index a folder of documents (incremental)")
+    p.add_argument("folder", type=Path)
+    p.add_argument("--acl", default="", help="default groups for files with no access rule of their own, e.g. hr,managers")
+
+    p = sub.add_parser("search", help="ranked passages for a query, as a given user or groups")
+    p.add_argument("query")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--user", help="a user from the directory file")
+    who.add_argument("--groups", help="comma-separated groups")
+    p.add_argument("-k", "--top-k", type=int, default=5)
+
+    for name, text in (("ask", "answer one question, with citations"), ("chat", "a conversation in the terminal")):
+        p = sub.add_parser(name, help=text)
+        if name == "ask":
+            p.add_argument("question")
+            p.add_argument("--json", action="store_true", help="print the Answer as JSON")
+            p.add_argument("--yes", action="store_true", help="confirm a proposed ticket without asking")
+        p.add_argument("--user", default="alice", help="a user from the directory file")
+        p.add_argument("--trace", action="store_true", help="show every step of the loop")
+
+    p = sub.add_parser("demo", help="ingest the sample handbook, then chat")
+    p.add_argument("--user", default="alice")
+    p.add_argument("--trace", action="store_true")
+
+    p = sub.add_parser("eval", help="run the golden question set and print the metrics")
+    p.add_argument("--golden", type=Path, default=None, help="defaults to examples/golden.yaml")
+    p.add_argument("--limit", type=int, default=None)
+
+    args = parser.parse_args(argv)
+    settings = Settings()
+    try:
+        return COMMANDS[args.command](args, settings)
+    except ConfigError as exc:
+        console.print(f"[red]configuration error:[/red] {exc}")
+        return 2
+    except FootnoteError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def groups_for(args, deps) -> list[str]:
+    if getattr(args, "groups", None):
+        return [g.strip() for g in args.groups.split(",") if g.strip()]
+    user = getattr(args, "user", None) or "alice"
+    person = deps.directory.find(user)
+    if person is None:
+        raise ConfigError(f"unknown user {user!r}; add them to {deps.settings.directory_file} or pass --groups")
+    return list(person.groups)
+
+
+def cmd_ingest(args, settings: Settings) -> int:
+    from bot.app import build_deps
+
+    if not args.folder.is_dir():
+        raise ConfigError(f"{args.folder} is not a folder")
+    deps = build_deps(settings)
+    default_acl = [g.strip() for g in args.acl.split(",") if g.strip()]
+    report = run_ingest(deps, args.folder, default_acl)
+    deps.close()
+    return 1 if report.failed else 0
+
+
+def run_ingest(deps, folder: Path, default_acl: list[str]):
+    ingester = deps.ingester
+    files = ingester.scan(folder.resolve())
+    with Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("", total=len(files))
+
+        def on_file(doc_id: str, status: str) -> None:
+            if status != "deleted":
+                bar.update(task, advance=1, description=doc_id)
+
+        report = ingester.ingest(folder, default_acl, on_file=on_file)
+    for doc_id, reason in report.failed:
+        console.print(f"[yellow]skipped[/yellow] {doc_id}: {reason}")
+    console.print(
+        f"added {len(report.added)} · updated {len(report.updated)} · unchanged {len(report.unchanged)} · "
+        f"deleted {len(report.deleted)} · failed {len(report.failed)}  "
+        f"({report.chunks} chunks in {report.seconds:.1f}s, {report.chunks_per_s:.0f} chunks/s)"
+    )
+    return report
+
+
+def cmd_search(args, settings: Settings) -> int:
+    from bot.app import build_deps
+
+    deps = build_deps(settings)
+    groups = groups_for(args, deps)
+    print_passages(deps.retriever.search(args.query, groups, top_k=args.top_k))
+    deps.close()
+    return 0
+
+
+def print_passages(passages) -> None:
+    if not passages:
+        console.print("[dim]no passages you may read match that[/dim]")
+    for i, p in enumerate(passages, 1):
+        console.print(f"[bold]{i}.[/bold] [cyan]{p.breadcrumbs}[/cyan]  [dim]score {p.score:.4f} · updated {p.updated}[/dim]")
+        body = " ".join(p.body.split())
+        console.print(f"   {body[:300]}{'…' if len(body) > 300 else ''}", highlight=False)
+        console.print(f"   [link={p.link}]{p.link}[/link]", style="dim")
+
+
+def cmd_demo(args, settings: Settings) -> int:
+    from bot.app import build_deps
+
+    deps = build_deps(settings)
+    run_ingest(deps, EXAMPLES / "handbook", [])
+    return chat(deps, args)
+
+
+def cmd_ask(args, settings: Settings) -> int:
+    from bot.app import build_deps
+
+    deps = build_deps(settings)
+    terminal = TerminalChat(deps, args.user, show_trace=args.trace, as_json=args.json, auto_yes=args.yes)
+    answer = asyncio.run(terminal.turn(args.question))
+    deps.close()
+    return 0 if answer.status != "error" else 1
+
+
+def cmd_chat(args, settings: Settings) -> int:
+    from bot.app import build_deps
+
+    return chat(build_deps(settings), args)
+
+
+def chat(deps, args) -> int:
+    terminal = TerminalChat(deps, args.user, show_trace=args.trace)
+    person = terminal.person
+    console.print(f"Chatting as [bold]{person.name}[/bold] ({', '.join(person.groups)}). Empty line or Ctrl-D quits.")
+
+    async def loop() -> None:
+        while True:
+            try:
+                text = (await asyncio.to_thread(console.input, "[bold green]you>[/bold green] ")).strip()
+            except EOFError:
+                return
+            if not text:
+                return
+            await terminal.turn(text)
+
+    asyncio.run(loop())
+    deps.close()
+    return 0
+
+
+def cmd_eval(args, settings: Settings) -> int:
+    from agent.evaluation import load_golden, run_eval
+    from bot.app import build_deps
+
+    deps = build_deps(settings)
+    if not deps.index.count():
+        run_ingest(deps, EXAMPLES / "handbook", [])
+    golden = load_golden(args.golden or EXAMPLES / "golden.yaml")[: args.limit]
+    with console.status("asking the golden questions…"):
+        report = asyncio.run(run_eval(deps, golden))
+    console.print(report.table())
+    deps.close()
+    return 0
+
+
+COMMANDS = {
+    "ingest": cmd_ingest, "search": cmd_search, "ask": cmd_ask, "chat": cmd_chat, "demo": cmd_demo, "eval": cmd_eval,
+}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Who a chat user is and which groups they belong to: a YAML file for the demo, an interface for an IdP."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import yaml
+
+from ingest.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Person:
+    user_id: str
+    name: str
+    email: str = ""
+    groups: tuple[str, ...] = ()
+    slack_id: str = ""
+    teams_id: str = ""
+
+
+class Directory(Protocol):
+    def find(self, key: str) -> Person | None:
+        """Look a person up by user id, e-mail, Slack id or Teams id."""
+        ...
+
+
+@dataclass
+class FileDirectory:
+    people: dict[str, Person] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path) -> FileDirectory:
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except OSError as exc:
+            raise ConfigError(f"cannot read the user directory {path}: {exc}; set FOOTNOTE_DIRECTORY_FILE") from exc
+        people = {}
+        for user_id, row in (data.get("users") or {}).items():
+            people[user_id] = Person(
+                user_id=user_id,
+                name=row.get("name", user_id),
+                email=row.get("email", ""),
+                groups=tuple(row.get("groups", [])),
+                slack_id=row.get("slack_id", ""),
+                teams_id=str(row.get("teams_id", "")),
+            )
+        return cls(people)
+
+    def find(self, key: str) -> Person | None:
+        if key in self.people:
+            return self.people[key]
+        key_l = key.lower()
+        for p in self.people.values():
+            if key_l in (p.email.lower(), p.slack_id.lower(), p.teams_id.lower()):
+                return p
+        return None

@@ -1,0 +1,503 @@
+"""Turn one file into a title, a list of Sections (heading path + text) and its front-matter.
+
+Structure is kept on purpose: the chunker cuts along sections, and the heading path becomes the
+breadcrumbs that make a chunk understandable on its own. Anything we cannot read raises
+``BadDocument`` with a reason the document's owner can act on; the batch then goes on without it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from bs4 import BeautifulSoup, CData, NavigableString, Tag
+from markdown_it import MarkdownIt
+
+from ingest.documents import Section
+from ingest.errors import BadDocument
+
+
+@dataclass
+class Parsed:
+    title: str
+    sections: list[Section]
+    meta: dict = field(default_factory=dict)  # Markdown front-matter as written; {} for other formats
+
+
+def parse_file(path: Path, *, max_bytes: int) -> Parsed:
+    """Read and parse one file. Raises BadDocument when the file cannot be indexed."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in _PARSERS:
+        raise BadDocument(f"unsupported file type: {suffix or 'no extension'}")
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise BadDocument(f"too large: {_human(size)} > {_human(max_bytes)} limit")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadDocument(f"cannot read: {(exc.strerror or str(exc)).lower()}") from exc
+    if not data.strip():
+        raise BadDocument("empty file")
+    parsed = _PARSERS[suffix](data, path.stem)
+    if not any(s.text.strip() for s in parsed.sections):
+        raise BadDocument("no text found")
+    return parsed
+
+
+def _human(n: int) -> str:
+    for unit, scale in (("MB", 2**20), ("KB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{n} bytes"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")  # never in real text; tab and newlines are fine
+
+
+def _decode(data: bytes) -> str:
+    """Bytes of a text format to str, or BadDocument("not a text file") for binary junk."""
+    try:
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with BOM, as Notepad may save
+            text = data.decode("utf-16")
+        elif b"\x00" in data:
+            raise BadDocument("not a text file")
+        else:
+            text = _utf8_or_cp1252(data)
+    except UnicodeDecodeError:
+        raise BadDocument("not a text file") from None
+    if len(_CONTROL.findall(text)) > 1 + len(text) // 100:
+        raise BadDocument("not a text file")
+    return text
+
+
+def _utf8_or_cp1252(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    # UTF-8 with a couple of damaged bytes (say, a cut-off file) is kept as it is. Windows-1252
+    # text fails UTF-8 too, but then no valid multi-byte character decodes at all.
+    text = data.decode("utf-8-sig", errors="replace")
+    looks_utf8 = any(ord(c) > 127 and c != "\ufffd" for c in text)
+    if looks_utf8 and text.count("\ufffd") <= 1 + len(text) // 1000:
+        return text
+    return data.decode("cp1252")  # raises UnicodeDecodeError unless it decodes cleanly
+
+
+def slugify(heading: str) -> str:
+    """GitHub-style anchor: lowercase, punctuation dropped, spaces to dashes; any script kept."""
+    kept = (
+        c for c in heading.strip().lower()
+        if c.isalnum() or c in " -_" or unicodedata.category(c).startswith("M")
+    )
+    return "".join(kept).replace(" ", "-")
+
+
+def _row(header: list[str], cells: list[str]) -> str:
+    """A table row as "col: value; col: value", which reads well in a chunk and in a citation."""
+    pairs = [f"{h}: {v}" if h else v for h, v in zip(header, cells, strict=False) if v]
+    pairs += [v for v in cells[len(header):] if v]
+    return "; ".join(pairs)
+
+
+class _Outline:
+    """Collects text under the current heading path; each new heading closes a section."""
+
+    def __init__(self) -> None:
+        self.sections: list[Section] = []
+        self.headings: list[tuple[int, str]] = []  # (level, title) in document order
+        self._stack: list[tuple[int, str]] = []
+        self._anchor = ""
+        self._parts: list[str] = []
+        self._tight = False
+        self._slugs: Counter[str] = Counter()
+
+    def heading(self, level: int, title: str, anchor: str = "") -> None:
+        title = " ".join(title.split())
+        if not title:
+            return
+        self._close()
+        while self._stack and self._stack[-1][0] >= level:
+            self._stack.pop()
+        self._stack.append((level, title))
+        self.headings.append((level, title))
+        if not anchor:  # GitHub numbers repeated slugs: faq, faq-1, faq-2
+            slug = slugify(title)
+            anchor = f"{slug}-{self._slugs[slug]}" if self._slugs[slug] else slug
+            self._slugs[slug] += 1
+        self._anchor = anchor
+
+    def add(self, text: str, tight: bool = False) -> None:
+        """Add a block; list items and table rows (tight) follow each other on single lines."""
+        text = text.strip("\n")
+        if not text.strip():
+            return
+        if self._parts:
+            self._parts.append("\n" if tight and self._tight else "\n\n")
+        self._parts.append(text)
+        self._tight = tight
+
+    def end_block(self) -> None:
+        """A list or table ended: whatever comes next starts after a blank line."""
+        self._tight = False
+
+    def first(self, level: int | None = None) -> str | None:
+        return next((t for lvl, t in self.headings if level is None or lvl == level), None)
+
+    def finish(self) -> list[Section]:
+        self._close()
+        return self.sections
+
+    def _close(self) -> None:
+        text = "".join(self._parts).strip()
+        if text:
+            path = [t for _, t in self._stack]
+            self.sections.append(Section(path=path, text=text, anchor=self._anchor))
+        self._parts, self._tight = [], False
+
+
+# --- Markdown ---------------------------------------------------------------------------------
+
+_MD = MarkdownIt("commonmark").enable("table")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
+
+
+def _front_matter(text: str) -> tuple[dict, str]:
+    """Split off a leading ``---`` YAML block. Broken YAML is an error: it may carry the ACL."""
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}, text
+    try:
+        meta = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)  # line 1 of the YAML is line 2 of the file
+        where = f" (line {mark.line + 2})" if mark else ""
+        raise BadDocument(f"front-matter is not valid YAML: {getattr(exc, 'problem', exc)}{where}") from None
+    if not isinstance(meta, dict):
+        raise BadDocument("front-matter is not a YAML mapping (key: value lines)")
+    # YAML turns `updated: 2024-05-01` into a date; keep the ISO text so meta stays JSON-friendly.
+    meta = {k: v.isoformat() if isinstance(v, dt.date) else v for k, v in meta.items()}
+    return meta, text[match.end():]
+
+
+def _md_inline(token) -> str:
+    parts = []
+    for child in token.children or []:
+        if child.type in ("text", "code_inline", "image"):  # image content is its alt text
+            parts.append(child.content)
+        elif child.type == "softbreak":  # a wrapped source line, not a new line of content
+            parts.append(" ")
+        elif child.type == "hardbreak":
+            parts.append("\n")
+    return "".join(parts).strip()
+
+
+def _parse_markdown(data: bytes, stem: str) -> Parsed:
+    meta, body = _front_matter(_decode(data))
+    outline = _Outline()
+    lists: list[int | None] = []  # one per open list: next number, or None for bullets
+    marker: str | None = None  # "- " or "3. " waiting for the list item's first line
+    header: list[str] | None = None
+    row: list[str] = []
+    tokens = _MD.parse(body)
+    for i, tok in enumerate(tokens):
+        kind = tok.type
+        if kind == "inline":
+            text, opener = _md_inline(tok), tokens[i - 1].type
+            if opener == "heading_open":
+                outline.heading(int(tokens[i - 1].tag[1]), text)
+            elif opener in ("th_open", "td_open"):
+                row.append(text)
+            elif lists:
+                indent = "  " * (len(lists) - 1)
+                outline.add(indent + (marker or "  ") + text, tight=True)
+                marker = None
+            else:
+                outline.add(text)
+        elif kind in ("bullet_list_open", "ordered_list_open"):
+            lists.append(int(tok.attrGet("start") or 1) if kind == "ordered_list_open" else None)
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            lists.pop()
+            if not lists:
+                outline.end_block()
+        elif kind == "list_item_open":
+            number = lists[-1]
+            marker = "- " if number is None else f"{number}. "
+            if number is not None:
+                lists[-1] = number + 1
+        elif kind == "table_open":
+            header = None
+        elif kind == "table_close":
+            outline.end_block()
+        elif kind == "tr_open":
+            row = []
+        elif kind == "tr_close":
+            if header is None:
+                header = row
+            else:
+                outline.add(_row(header, row), tight=True)
+        elif kind in ("fence", "code_block"):
+            outline.add(tok.content)
+        elif kind == "html_block":
+            outline.add(BeautifulSoup(tok.content, "html.parser").get_text(" ", strip=True))
+    title = meta.get("title") or outline.first(level=1) or stem
+    return Parsed(title=str(title), sections=outline.finish(), meta=meta)
+
+
+# --- HTML -------------------------------------------------------------------------------------
+
+_DROP = ["script", "style", "nav", "noscript", "template", "head", "svg"]
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_INLINE = {
+    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd",
+    "label", "mark", "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var",
+}
+
+
+def _html_text(node) -> str:
+    if isinstance(node, Tag):
+        text = node.get_text(" ")
+    else:  # a string; comments and doctypes are strings too, but not content
+        text = str(node) if type(node) in (NavigableString, CData) else ""
+    return " ".join(text.split())
+
+
+class _HtmlWalker:
+    """Walks the tree in order: headings open sections, tables/lists become lines, rest paragraphs."""
+
+    def __init__(self) -> None:
+        self.outline = _Outline()
+        self._inline: list[str] = []
+
+    def walk(self, node: Tag) -> None:
+        for child in node.children:
+            if isinstance(child, NavigableString):
+                if type(child) in (NavigableString, CData):  # comments and doctypes are strings too
+                    self._inline.append(re.sub(r"\s+", " ", str(child)))
+            elif child.name in _HEADINGS:
+                self._flush()
+                self.outline.heading(_HEADINGS[child.name], _html_text(child), child.get("id", ""))
+            elif child.name == "table":
+                self._flush()
+                for line in _html_table(child):
+                    self.outline.add(line, tight=True)
+                self.outline.end_block()
+            elif child.name in ("ul", "ol"):
+                self._flush()
+                self._list(child, depth=0)
+                self.outline.end_block()
+            elif child.name == "br":
+                self._inline.append("\n")
+            elif child.name in _INLINE:
+                self.walk(child)
+            else:  # a block element: what is inside is its own paragraph
+                self._flush()
+                self.walk(child)
+                self._flush()
+
+    def finish(self) -> list[Section]:
+        self._flush()
+        return self.outline.finish()
+
+    def _list(self, node: Tag, depth: int) -> None:
+        for number, item in enumerate(node.find_all("li", recursive=False), 1):
+            marker = f"{number}. " if node.name == "ol" else "- "
+            own = " ".join(_html_text(c) for c in item.children if c.name not in ("ul", "ol"))
+            self.outline.add("  " * depth + marker + " ".join(own.split()), tight=True)
+            for nested in item.find_all(["ul", "ol"], recursive=False):
+                self._list(nested, depth + 1)
+
+    def _flush(self) -> None:
+        lines = (line.strip() for line in "".join(self._inline).split("\n"))
+        self.outline.add("\n".join(line for line in lines if line))
+        self._inline = []
+
+
+def _html_table(table: Tag) -> list[str]:
+    rows = [
+        [_html_text(cell) for cell in tr.find_all(["th", "td"], recursive=False)]
+        for tr in table.find_all("tr")
+    ]
+    first = table.find("tr")
+    has_header = first is not None and all(c.name == "th" for c in first.find_all(["th", "td"], recursive=False))
+    header = rows[0] if has_header and rows else []
+    return [_row(header, cells) for cells in rows[1 if header else 0:]]
+
+
+def _parse_html(data: bytes, stem: str) -> Parsed:
+    soup = BeautifulSoup(_decode(data), "html.parser")
+    page_title = _html_text(soup.title) if soup.title else ""
+    for tag in soup(_DROP):
+        tag.decompose()
+    walker = _HtmlWalker()
+    walker.walk(soup.body or soup)
+    sections = walker.finish()
+    title = page_title or walker.outline.first(level=1) or stem
+    return Parsed(title=title, sections=sections, meta={})
+
+
+# --- PDF --------------------------------------------------------------------------------------
+
+
+def _parse_pdf(data: bytes, stem: str) -> Parsed:
+    """One section per page, so a citation can point at ``page=N``."""
+    from pypdf import PdfReader  # imported here: only PDFs pay for it
+
+    if b"%PDF-" not in data[:1024]:
+        raise BadDocument("not a readable PDF: it does not start with a PDF header")
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):  # many PDFs use an empty user password
+            raise BadDocument("not a readable PDF: encrypted with a password")
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except BadDocument:
+        raise
+    except Exception as exc:  # pypdf raises many types for damaged files
+        raise BadDocument(f"not a readable PDF: {exc}") from None
+    headings = _pdf_outline(reader)
+    sections = []
+    for number, raw in enumerate(pages, 1):
+        lines = [line.rstrip() for line in raw.splitlines()]
+        text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+        if text:
+            path = list(headings.get(number - 1, []))
+            sections.append(Section(path=path, text=text, page=number, anchor=f"page={number}"))
+    if not sections:
+        raise BadDocument("no extractable text (scanned PDF?)")
+    title = _pdf_title(reader) or sections[0].text.splitlines()[0].strip()[:200] or stem
+    return Parsed(title=title, sections=sections, meta={})
+
+
+def _pdf_title(reader) -> str:
+    try:
+        title = (reader.metadata.title or "").strip() if reader.metadata else ""
+    except Exception:
+        return ""
+    return "" if title.lower() in ("untitled", "") else title  # reportlab's default is "untitled"
+
+
+def _pdf_outline(reader) -> dict[int, list[str]]:
+    """Page index → bookmark path in force on that page; {} when the PDF has no usable bookmarks."""
+    starts: list[tuple[int, list[str]]] = []
+
+    def visit(items, parents: list[str]) -> None:
+        path = parents
+        for item in items:
+            if isinstance(item, list):
+                visit(item, path)
+            else:
+                path = [*parents, str(item.title).strip()]
+                starts.append((reader.get_destination_page_number(item), path))
+
+    try:
+        visit(reader.outline, [])
+    except Exception:
+        return {}
+    by_page: dict[int, list[str]] = {}
+    current: list[str] = []
+    ordered = sorted(starts, key=lambda s: s[0])
+    for index in range(len(reader.pages)):
+        while ordered and ordered[0][0] <= index:
+            current = ordered.pop(0)[1]
+        by_page[index] = current
+    return by_page
+
+
+# --- DOCX -------------------------------------------------------------------------------------
+
+
+def _parse_docx(data: bytes, stem: str) -> Parsed:
+    import docx  # imported here: only Word files pay for it
+    from docx.table import Table
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except Exception as exc:  # not a zip, or a zip without Word parts
+        raise BadDocument(f"not a readable Word document: {exc}") from None
+    outline = _Outline()
+    for block in document.iter_inner_content():
+        if isinstance(block, Table):
+            rows = [[" ".join(c.text.split()) for c in r.cells] for r in block.rows]
+            header = rows[0] if len(rows) > 1 else []
+            outline.end_block()
+            for cells in rows[1:] if header else rows:
+                outline.add(_row(header, cells), tight=True)
+            outline.end_block()
+            continue
+        style = block.style.name if block.style is not None else ""
+        text = block.text.strip()
+        level = 0 if style == "Title" else _heading_level(style)
+        if level is not None:
+            outline.heading(level, text)
+        elif style.startswith("List") or (block._p.pPr is not None and block._p.pPr.numPr is not None):
+            outline.add("- " + text, tight=True)
+        else:
+            outline.add(text)
+    title = (document.core_properties.title or "").strip() or outline.first() or stem
+    return Parsed(title=title, sections=outline.finish(), meta={})
+
+
+def _heading_level(style: str) -> int | None:
+    match = re.fullmatch(r"Heading (\d)", style)
+    return int(match.group(1)) if match else None
+
+
+# --- Plain text -------------------------------------------------------------------------------
+
+_UNDERLINE = re.compile(r"\s*(={3,}|-{3,})\s*")
+_RULE = re.compile(r"\s*([=\-_*])\1{2,}\s*")
+
+
+def _looks_like_heading(line: str, previous: str) -> bool:
+    """A short ALL-CAPS line after a blank line, e.g. "HOLIDAYS"."""
+    line = line.strip()
+    letters = sum(c.isalpha() for c in line)
+    return not previous.strip() and line.isupper() and letters >= 3 and len(line) <= 80
+
+
+def _parse_text(data: bytes, stem: str) -> Parsed:
+    lines = _decode(data).splitlines()
+    outline = _Outline()
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        outline.add("\n".join(paragraph))
+        paragraph.clear()
+
+    skip = False
+    for i, line in enumerate(lines):
+        if skip:
+            skip = False
+            continue
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        underline = _UNDERLINE.fullmatch(following)
+        previous = lines[i - 1] if i else ""
+        if line.strip() and (underline or _looks_like_heading(line, previous)):
+            flush()
+            outline.heading(2 if underline and "-" in following else 1, line)
+            skip = bool(underline)
+        elif not line.strip() or _RULE.fullmatch(line):
+            flush()
+        else:
+            paragraph.append(line.rstrip())
+    flush()
+    return Parsed(title=stem, sections=outline.finish(), meta={})
+
+
+_PARSERS = {
+    ".md": _parse_markdown,
+    ".markdown": _parse_markdown,
+    ".html": _parse_html,
+    ".htm": _parse_html,
+    ".pdf": _parse_pdf,
+    ".docx": _parse_docx,
+    ".txt": _parse_text,
+}
+SUFFIXES: set[str] = set(_PARSERS)

@@ -1,0 +1,170 @@
+"""Ingest a folder: skip what is unchanged, replace what changed, delete what is gone.
+
+Each document is written with ONE index update (its new chunks plus tombstones for chunk ids it no
+longer uses), so a crash leaves it fully old or fully new. Bad files are reported and skipped;
+the rest of the batch is indexed. Embedding is batched across documents for speed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ingest.access import is_document, resolve_acl, sidecar_meta
+from ingest.chunk import chunk_document
+from ingest.documents import Chunk, Document
+from ingest.embed import Embedder
+from ingest.errors import BadDocument
+from ingest.index import Index, PointData
+from ingest.languages import detect_lang
+from ingest.parse import SUFFIXES, parse_file
+from ingest.settings import Settings
+from ingest.sparse import BM25Encoder
+
+
+@dataclass
+class IngestReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    chunks: int = 0
+    seconds: float = 0.0
+
+    @property
+    def chunks_per_s(self) -> float:
+        return self.chunks / self.seconds if self.seconds else 0.0
+
+
+def point_id(doc_id: str, seq: int) -> int:
+    """Stable per (document, position): a new version overwrites the old one in place."""
+    return int.from_bytes(hashlib.blake2b(f"{doc_id}#{seq}".encode(), digest_size=8).digest(), "big") >> 1
+
+
+@dataclass
+class Ingester:
+    index: Index
+    embedders: Sequence[Embedder]
+    sparse: BM25Encoder
+    settings: Settings
+    batch_chunks: int = 64
+
+    def ingest(
+        self,
+        root: Path,
+        default_acl: Sequence[str] = (),
+        on_file: Callable[[str, str], None] = lambda path, status: None,
+        files: Sequence[Path] | None = None,
+    ) -> IngestReport:
+        started = time.perf_counter()
+        root = root.resolve()
+        report = IngestReport()
+        prefix = root.name + "/"
+        known = {d: s for d, s in self.index.documents().items() if d.startswith(prefix)}
+        paths = list(files) if files is not None else self.scan(root)
+        seen: set[str] = set()
+        pending: list[tuple[Document, list[Chunk], str]] = []
+        for path in paths:
+            doc_id = prefix + path.relative_to(root).as_posix()
+            seen.add(doc_id)
+            try:
+                doc = self.load(path, root, doc_id, list(default_acl))
+            except BadDocument as exc:
+                report.failed.append((doc_id, str(exc)))
+                on_file(doc_id, "failed")
+                continue
+            old = known.get(doc_id)
+            if old and old.content_hash == doc.content_hash:
+                report.unchanged.append(doc_id)
+                on_file(doc_id, "unchanged")
+                continue
+            chunks = chunk_document(doc, max_tokens=self.settings.ingest.chunk_tokens, overlap=self.settings.ingest.chunk_overlap)
+            if not chunks:
+                report.failed.append((doc_id, "no text to index"))
+                on_file(doc_id, "failed")
+                continue
+            pending.append((doc, chunks, "updated" if old else "added"))
+            if sum(len(c) for _, c, _ in pending) >= self.batch_chunks:
+                self._write(pending, known, report, on_file)
+                pending = []
+        self._write(pending, known, report, on_file)
+        if files is None:
+            for doc_id in sorted(set(known) - seen):
+                self.index.delete_document(doc_id)
+                report.deleted.append(doc_id)
+                on_file(doc_id, "deleted")
+        self.index.purge_tombstones()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def scan(self, root: Path) -> list[Path]:
+        return sorted(
+            p for p in root.rglob("*")
+            if p.is_file() and is_document(p) and p.suffix.lower() in SUFFIXES
+            and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        )
+
+    def load(self, path: Path, root: Path, doc_id: str, default_acl: list[str]) -> Document:
+        max_bytes = int(self.settings.ingest.max_file_mb * 1024 * 1024)
+        parsed = parse_file(path, max_bytes=max_bytes)
+        side = sidecar_meta(path)
+        meta = {**side, **parsed.meta}
+        acl = resolve_acl(path, root, parsed.meta, side, default_acl, self.settings.admin_groups)
+        text = "\n".join(s.text for s in parsed.sections)
+        if not text.strip():
+            raise BadDocument("no text to index")
+        digest = hashlib.sha256(path.read_bytes())
+        digest.update(json.dumps({**meta, "acl": acl}, sort_keys=True, default=str).encode())
+        return Document(
+            doc_id=doc_id,
+            title=str(meta.get("title") or parsed.title),
+            source=str(path),
+            sections=parsed.sections,
+            updated=str(meta.get("updated") or time.strftime("%Y-%m-%d", time.gmtime(path.stat().st_mtime))),
+            owner=str(meta.get("owner", "")),
+            acl=acl,
+            lang=str(meta.get("lang") or detect_lang(text)),
+            content_hash=digest.hexdigest(),
+            url=meta.get("url"),
+        )
+
+    def embed_chunks(self, chunks: Sequence[Chunk]) -> list[PointData]:
+        texts = [c.text for c in chunks]
+        dense = {e.name: e.embed(texts, kind="document") for e in self.embedders}
+        points = []
+        for i, c in enumerate(chunks):
+            payload = c.payload() | {"doc_chunks": None}
+            points.append(
+                PointData(
+                    id=point_id(c.doc_id, c.seq),
+                    dense={name: np.asarray(v[i]).tolist() for name, v in dense.items()},
+                    sparse=self.sparse.encode_document(c.text, c.lang),
+                    payload=payload,
+                )
+            )
+        return points
+
+    def _write(self, pending, known, report: IngestReport, on_file) -> None:
+        if not pending:
+            return
+        all_chunks = [c for _, chunks, _ in pending for c in chunks]
+        points = self.embed_chunks(all_chunks)
+        at = 0
+        for doc, chunks, status in pending:
+            doc_points = points[at : at + len(chunks)]
+            at += len(chunks)
+            for p in doc_points:
+                p.payload["doc_chunks"] = len(chunks)
+            old = known.get(doc.doc_id)
+            stale = [point_id(doc.doc_id, s) for s in range(len(chunks), old.chunks)] if old else []
+            self.index.upsert_document(doc.doc_id, doc_points, stale)
+            (report.updated if status == "updated" else report.added).append(doc.doc_id)
+            report.chunks += len(chunks)
+            on_file(doc.doc_id, status)

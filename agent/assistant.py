@@ -100,8 +100,7 @@ def build_reasoner(deps) -> Reasoner:
         return LLMReasoner(cheap, strong)
     from agent.offline import OfflineReasoner
 
-    use = next((e for e in deps.embedders if e.name == "use"), None)
-    return OfflineReasoner(_LazyStats(deps.index), use)
+    return OfflineReasoner(_LazyStats(deps.index), deps.embedders)
 
 
 def build_assistant(

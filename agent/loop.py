@@ -184,7 +184,7 @@ class AnswerLoop(Workflow):
         draft = await self.reasoner.answer(run.question, run.subquestions, passages, run.facts) if passages else Draft([], list(run.subquestions))
         run.record("answer", t0, decision=f"{len(draft.sentences)} sentence(s)", reason="missing: " + "; ".join(draft.missing) if draft.missing else "")
         t0 = time.perf_counter()
-        check = await self.reasoner.check(run.question, draft, passages) if draft.sentences else None
+        check = await self.reasoner.check(run.question, draft, passages, run.facts) if draft.sentences else None
         if check is not None:
             dropped = [s.text for s, ok in zip(draft.sentences, check.supported, strict=False) if not ok]
             draft.sentences = [s for s, ok in zip(draft.sentences, check.supported, strict=False) if ok]

@@ -1,0 +1,122 @@
+"""Who to talk to: ``LLMSettings`` → a (cheap, strong) pair of LlamaIndex LLM clients.
+
+``agent.llm_reasoner`` decides how to talk to them; this module only knows providers. Each
+provider package is imported inside its branch, so a deployment installs only the one it uses.
+Temperature is 0 everywhere: routing and grading must be repeatable.
+
+Cohere goes through its OpenAI-compatible Compatibility API (tools and structured outputs
+included) rather than ``llama-index-llms-cohere``, which pins ``cohere<6`` and would downgrade
+the ``cohere`` SDK the rest of the stack uses.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ingest.errors import ConfigError
+from ingest.settings import LLMSettings
+
+if TYPE_CHECKING:
+    from llama_index.core.llms import LLM
+
+KEY_VAR = "FOOTNOTE_LLM__API_KEY"
+BASE_URL_VAR = "FOOTNOTE_LLM__BASE_URL"
+COHERE_COMPAT_URL = "https://api.cohere.ai/compatibility/v1"
+# LLMSettings has no api_version yet; this GA version supports tools and json_schema outputs.
+AZURE_API_VERSION = "2024-10-21"
+
+
+def build_llms(settings: LLMSettings) -> tuple[LLM, LLM]:
+    """``(cheap, strong)``: cheap routes, plans, grades and checks; strong answers and rewrites."""
+    strong = _build(settings, settings.model)
+    cheap = _build(settings, settings.cheap_model) if settings.cheap_model else strong
+    return cheap, strong
+
+
+def _build(s: LLMSettings, model: str) -> LLM:
+    llm: LLM
+    if s.provider == "openai":
+        from llama_index.llms.openai import OpenAI
+
+        llm = OpenAI(
+            model=model, api_key=_key(s), api_base=s.base_url, temperature=0.0, timeout=s.timeout_s
+        )
+    elif s.provider == "openai_like":
+        from llama_index.llms.openai_like import OpenAILike
+
+        llm = OpenAILike(
+            model=model,
+            api_base=_base_url(s, "the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1"),
+            # Local servers (vLLM, Ollama, llama.cpp) often take no key; the SDK still wants one.
+            api_key=s.api_key.get_secret_value() if s.api_key else "unused",
+            is_chat_model=True,
+            is_function_calling_model=True,
+            context_window=32768,
+            temperature=0.0,
+            timeout=s.timeout_s,
+        )
+    elif s.provider == "azure":
+        from llama_index.llms.azure_openai import AzureOpenAI
+
+        llm = AzureOpenAI(
+            model=model,
+            engine=model,  # the deployment name; name deployments after their model
+            api_key=_key(s),
+            azure_endpoint=_base_url(s, "the Azure endpoint, https://RESOURCE.openai.azure.com/"),
+            api_version=AZURE_API_VERSION,
+            temperature=0.0,
+            timeout=s.timeout_s,
+        )
+    elif s.provider == "anthropic":
+        from llama_index.llms.anthropic import Anthropic
+
+        llm = Anthropic(
+            model=model,
+            api_key=_key(s),
+            base_url=s.base_url,
+            # LlamaIndex's default of 512 output tokens would cut a cited answer short.
+            max_tokens=4096,
+            temperature=0.0,
+            timeout=s.timeout_s,
+        )
+    elif s.provider == "cohere":
+        from llama_index.llms.openai_like import OpenAILike
+
+        llm = OpenAILike(
+            model=model,
+            api_base=s.base_url or COHERE_COMPAT_URL,
+            api_key=_key(s),
+            is_chat_model=True,
+            is_function_calling_model=True,
+            context_window=128000,
+            temperature=0.0,
+            timeout=s.timeout_s,
+        )
+    else:  # pragma: no cover - LLMSettings validates the literal
+        raise ConfigError(f"unknown LLM provider {s.provider!r}; set FOOTNOTE_LLM__PROVIDER")
+    _check_model(llm, s)
+    return llm
+
+
+def _key(s: LLMSettings) -> str:
+    if s.api_key is None or not s.api_key.get_secret_value():
+        raise ConfigError(f"LLM provider {s.provider!r} needs an API key: set {KEY_VAR}")
+    return s.api_key.get_secret_value()
+
+
+def _base_url(s: LLMSettings, what: str) -> str:
+    if not s.base_url:
+        raise ConfigError(f"LLM provider {s.provider!r} needs {what}: set {BASE_URL_VAR}")
+    return s.base_url
+
+
+def _check_model(llm: LLM, s: LLMSettings) -> None:
+    """Fail at start-up, not on the first question, when the client does not know the model."""
+    try:
+        llm.metadata  # noqa: B018 - OpenAI/Azure look the model name up here
+    except ValueError as e:
+        raise ConfigError(
+            f"model {getattr(llm, 'model', '?')!r} is unknown to the {s.provider!r} client; check "
+            f"FOOTNOTE_LLM__MODEL / FOOTNOTE_LLM__CHEAP_MODEL, or use FOOTNOTE_LLM__PROVIDER=openai_like "
+            f"for other OpenAI-compatible models"
+        ) from e

@@ -11,7 +11,7 @@ install: $(VENV)/.installed
 # --no-deps: the lock is complete, and it keeps any package from pulling a GPU build of torch.
 $(VENV)/.installed: requirements.lock pyproject.toml
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade "pip>=24"
+	$(PY) -m pip install -q --upgrade "pip>=24" "setuptools>=68" wheel
 	$(PY) -m pip install -q --no-deps -r requirements.lock
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@

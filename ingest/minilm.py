@@ -116,25 +116,25 @@ class MiniLMEmbedder:
             "ln_b": raw["embeddings.LayerNorm.bias"],
         }
         for i in range(LAYERS):
-            p = f"encoder.layer.{i}."
-            a = p + "attention.self."
+            layer = {k.removeprefix(f"encoder.layer.{i}."): v for k, v in raw.items()}
             # torch Linear keeps weights as (out, in): transpose once here, not per call.
-            # Q, K and V become one (384, 1152) product; the 1/sqrt(head_dim) of the
+            # Q, K and V become one (384, 1152) product, and the 1/sqrt(head_dim) of the
             # attention scores is folded into the query weights.
-            w[f"{i}.qkv_w"] = np.ascontiguousarray(np.concatenate(
-                [raw[a + "query.weight"] * scale, raw[a + "key.weight"], raw[a + "value.weight"]]
-            ).T)
-            w[f"{i}.qkv_b"] = np.concatenate(
-                [raw[a + "query.bias"] * scale, raw[a + "key.bias"], raw[a + "value.bias"]]
-            )
-            for ours, theirs in [("out", "attention.output."), ("ff1", "intermediate."),
-                                 ("ff2", "output.")]:
-                w[f"{i}.{ours}_w"] = np.ascontiguousarray(raw[p + theirs + "dense.weight"].T)
-                w[f"{i}.{ours}_b"] = raw[p + theirs + "dense.bias"]
-            w[f"{i}.ln1_g"] = raw[p + "attention.output.LayerNorm.weight"]
-            w[f"{i}.ln1_b"] = raw[p + "attention.output.LayerNorm.bias"]
-            w[f"{i}.ln2_g"] = raw[p + "output.LayerNorm.weight"]
-            w[f"{i}.ln2_b"] = raw[p + "output.LayerNorm.bias"]
+            q, k, v = (layer[f"attention.self.{n}.weight"] for n in ("query", "key", "value"))
+            w[f"{i}.qkv_w"] = np.concatenate([q * scale, k, v]).T.copy()
+            q, k, v = (layer[f"attention.self.{n}.bias"] for n in ("query", "key", "value"))
+            w[f"{i}.qkv_b"] = np.concatenate([q * scale, k, v])
+            for ours, theirs in [
+                ("out", "attention.output"),
+                ("ff1", "intermediate"),
+                ("ff2", "output"),
+            ]:
+                w[f"{i}.{ours}_w"] = layer[f"{theirs}.dense.weight"].T.copy()
+                w[f"{i}.{ours}_b"] = layer[f"{theirs}.dense.bias"]
+            w[f"{i}.ln1_g"] = layer["attention.output.LayerNorm.weight"]
+            w[f"{i}.ln1_b"] = layer["attention.output.LayerNorm.bias"]
+            w[f"{i}.ln2_g"] = layer["output.LayerNorm.weight"]
+            w[f"{i}.ln2_b"] = layer["output.LayerNorm.bias"]
         self._tokenizer = tokenizer
         # Find the BLAS libraries once; limiting their threads is then cheap on every call.
         self._limit_blas = ThreadpoolController().limit
@@ -147,10 +147,10 @@ class MiniLMEmbedder:
         ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
         # At least one batch per thread, so a short list still keeps every core busy.
         size = max(1, min(self.batch_size, math.ceil(len(ids) / self.threads)))
-        batches = [ids[i:i + size] for i in range(0, len(ids), size)]
+        batches = [ids[i : i + size] for i in range(0, len(ids), size)]
         # Parallel over batches, each with a single-threaded BLAS: numpy's element-wise steps
         # (softmax, GELU, LayerNorm) run on one core anyway, and OpenBLAS threads spin-waiting
-        # for a busy core were up to 6x slower on this 2-core machine under load.
+        # for a core that another process holds made a batch up to 6x slower on 2 cores.
         with self._limit_blas(limits=1, user_api="blas"):
             pooled = list(self._pool.map(self._forward, batches))
         if not pooled:
@@ -172,7 +172,7 @@ class MiniLMEmbedder:
         for i in range(LAYERS):
             qkv = x @ w[f"{i}.qkv_w"] + w[f"{i}.qkv_b"]
             texts = zip(starts, lengths, strict=True)
-            context = np.concatenate([_attention(qkv[s:s + n]) for s, n in texts])
+            context = np.concatenate([_attention(qkv[s : s + n]) for s, n in texts])
             attended = context @ w[f"{i}.out_w"] + w[f"{i}.out_b"]
             x = _layer_norm(attended + x, w[f"{i}.ln1_g"], w[f"{i}.ln1_b"])
             x = _layer_norm(self._feed_forward(i, x) + x, w[f"{i}.ln2_g"], w[f"{i}.ln2_b"])
@@ -184,8 +184,8 @@ class MiniLMEmbedder:
         w = self._weights
         out = np.empty_like(x)
         for s in range(0, len(x), rows):
-            hidden = _gelu(x[s:s + rows] @ w[f"{i}.ff1_w"] + w[f"{i}.ff1_b"])
-            out[s:s + rows] = hidden @ w[f"{i}.ff2_w"] + w[f"{i}.ff2_b"]
+            hidden = _gelu(x[s : s + rows] @ w[f"{i}.ff1_w"] + w[f"{i}.ff1_b"])
+            out[s : s + rows] = hidden @ w[f"{i}.ff2_w"] + w[f"{i}.ff2_b"]
         return out
 
 

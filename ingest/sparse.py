@@ -26,6 +26,11 @@ class BM25Encoder:
     b: float = 0.4
     avgdl: float = 120.0
 
+    @classmethod
+    def from_settings(cls, r) -> BM25Encoder:
+        """From ``RetrievalSettings`` (its ``bm25_*`` fields)."""
+        return cls(k1=r.bm25_k1, b=r.bm25_b, avgdl=r.bm25_avgdl)
+
     def encode_document(self, text: str, lang: str | None = None) -> Sparse:
         counts = Counter(token_id(t) for t in tokenize(text, lang))
         length = sum(counts.values())

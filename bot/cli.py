@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--golden", type=Path, default=None, help="defaults to examples/golden.yaml")
     p.add_argument("--limit", type=int, default=None)
 
+    p = sub.add_parser("serve", help="the Slack and Teams adapters, citation links and health checks")
+    p.add_argument("--socket-mode", action="store_true", help="Slack over Socket Mode (needs FOOTNOTE_SLACK__APP_TOKEN)")
+
     p = sub.add_parser("bench", help="measure retrieval quality and speed, or ingest throughput")
     p.add_argument("what", choices=["retrieval", "ingest"])
     p.add_argument("--dataset", default="scifact", help="scifact | xquad-en | xquad-zh | xquad-ru | xquad-zh-en | xquad-ru-en")
@@ -192,6 +195,12 @@ def cmd_eval(args, settings: Settings) -> int:
     return 0
 
 
+def cmd_serve(args, settings: Settings) -> int:
+    from bot.server import run
+
+    return run(settings, socket_mode=args.socket_mode)
+
+
 def cmd_bench(args, settings: Settings) -> int:
     from agent import bench
 
@@ -202,7 +211,7 @@ def cmd_bench(args, settings: Settings) -> int:
 
 COMMANDS = {
     "ingest": cmd_ingest, "search": cmd_search, "ask": cmd_ask, "chat": cmd_chat, "demo": cmd_demo, "eval": cmd_eval,
-    "bench": cmd_bench,
+    "bench": cmd_bench, "serve": cmd_serve,
 }
 
 if __name__ == "__main__":

@@ -75,6 +75,7 @@ class LLMSettings(BaseModel):
 
 class RedisSettings(BaseModel):
     url: str = "redis://127.0.0.1:6379/0"
+    key_prefix: str = "footnote:"  # every key the bot writes starts with this (share a Redis safely)
     history_turns: int = 10
     history_ttl_s: int = 7 * 24 * 3600
     pending_ttl_s: int = 15 * 60
@@ -102,6 +103,19 @@ class ServerSettings(BaseModel):
     link_ttl_s: int = 3600
 
 
+class TelemetrySettings(BaseModel):
+    """Where traces go (an OTLP/HTTP collector) and what the service is called in them.
+
+    ``otlp_endpoint`` is the collector's base URL (``http://otel-collector:4318``); unset, no
+    traces leave the process. ``pushgateway_url`` lets a one-shot ``footnote ingest`` job push its
+    counts, since Prometheus cannot scrape a job that has already exited.
+    """
+
+    otlp_endpoint: str | None = None
+    service_name: str = "footnote"
+    pushgateway_url: str | None = None
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="FOOTNOTE_", env_nested_delimiter="__", extra="ignore"
@@ -116,6 +130,7 @@ class Settings(BaseSettings):
     ingest: IngestSettings = IngestSettings()
     redis: RedisSettings = RedisSettings()
     server: ServerSettings = ServerSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()
     cohere: CohereSettings | None = None
     llm: LLMSettings | None = None
     slack: SlackSettings | None = None

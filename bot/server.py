@@ -1,0 +1,188 @@
+"""The bot's web server: one aiohttp application, each adapter mounted only when configured.
+
+Routes: ``POST /slack/events`` (Slack, signature-checked by Bolt), ``POST /api/messages``
+(Teams / Bot Framework), ``GET /docs/{doc_id}`` (signed citation links), ``GET /healthz``.
+``serve(settings, socket_mode)`` builds everything from settings and runs until cancelled;
+``run(settings, socket_mode)`` is the blocking form ``footnote serve`` calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import threading
+
+from aiohttp import web
+from redis.exceptions import RedisError
+
+from bot.links import LinkSigner, docs_route
+from bot.state import ConversationState
+from ingest.errors import ConfigError
+from ingest.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SLACK_KEY = web.AppKey("slack", object)
+TEAMS_KEY = web.AppKey("teams", object)
+STATE_KEY = web.AppKey("state", ConversationState)
+
+
+class AgentThread:
+    """Runs the assistant on its own event loop in a worker thread, so its CPU-bound steps never
+    hold up the web loop that must acknowledge Slack within 3 s. Same interface as the assistant;
+    ``progress`` callbacks are sent back to the caller's loop."""
+
+    def __init__(self, assistant, name: str = "footnote-agent"):
+        self.assistant = assistant
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self._thread.start()
+
+    async def _run(self, coro):
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
+
+    async def answer(self, turn, progress=None):
+        caller = asyncio.get_running_loop()
+        relay = None
+        if progress is not None:
+
+            async def relay(text: str) -> None:
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(progress(text), caller))
+
+        return await self._run(self.assistant.answer(turn, relay))
+
+    async def confirm(self, action_id: str, user_id: str, approve: bool):
+        return await self._run(self.assistant.confirm(action_id, user_id, approve))
+
+    def document(self, doc_id: str, groups):
+        return self.assistant.document(doc_id, groups)
+
+    def close(self) -> None:
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+def build_app(settings: Settings, deps, assistant, state: ConversationState) -> web.Application:
+    """The aiohttp application. ``deps`` gives the directory; ``assistant`` answers; ``state`` remembers."""
+    links = LinkSigner.from_settings(settings.server)
+    app = web.Application(client_max_size=1024 * 1024)
+    app[STATE_KEY] = state
+    app[SLACK_KEY] = None
+    app[TEAMS_KEY] = None
+    if settings.slack is not None:
+        from bot.slack import SlackAdapter
+
+        slack = SlackAdapter(settings.slack, assistant, state, deps.directory, links)
+        app[SLACK_KEY] = slack
+        app.router.add_post("/slack/events", slack.handle)
+    if settings.teams is not None:
+        from bot.teams import TeamsAdapter
+
+        teams = TeamsAdapter(settings.teams, assistant, state, deps.directory, links)
+        app[TEAMS_KEY] = teams
+        app.router.add_post("/api/messages", teams.handle)
+    app.router.add_get("/docs/{doc_id:.+}", docs_route(links, deps.directory, assistant))
+
+    async def healthz(request: web.Request) -> web.Response:
+        try:
+            redis_ok = bool(await asyncio.wait_for(state.client.ping(), 1.0))
+        except (RedisError, OSError, TimeoutError):
+            redis_ok = False
+        return web.json_response(
+            {
+                "status": "ok",
+                "slack": app[SLACK_KEY] is not None,
+                "teams": app[TEAMS_KEY] is not None,
+                "redis": redis_ok,
+            }
+        )
+
+    app.router.add_get("/healthz", healthz)
+    return app
+
+
+async def serve(
+    settings: Settings, socket_mode: bool = False, *, ready: asyncio.Event | None = None
+) -> None:
+    """Build deps, assistant and state from settings; serve HTTP (and Slack Socket Mode) until cancelled."""
+    import redis
+
+    from agent.actions import RedisPendingActions
+    from agent.assistant import build_assistant
+    from bot.app import build_deps
+
+    if socket_mode and (settings.slack is None or settings.slack.app_token is None):
+        raise ConfigError(
+            "Socket Mode needs a Slack app-level token: set FOOTNOTE_SLACK__APP_TOKEN (xapp-…)"
+        )
+    if settings.slack is None and settings.teams is None:
+        log.warning(
+            "neither Slack nor Teams is configured (FOOTNOTE_SLACK__* / FOOTNOTE_TEAMS__*); serving /docs and /healthz only"
+        )
+    deps = build_deps(settings)
+    await asyncio.to_thread(
+        lambda: (deps.index, deps.embedders, deps.directory)
+    )  # load models before the first question
+    pending = RedisPendingActions(
+        redis.Redis.from_url(settings.redis.url, socket_connect_timeout=0.5, socket_timeout=1.0),
+        prefix=settings.redis.key_prefix + "pending:",
+    )
+    assistant = AgentThread(build_assistant(deps, pending=pending))
+    state = ConversationState.from_settings(settings.redis)
+    app = build_app(settings, deps, assistant, state)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.server.host, settings.server.port)
+    await site.start()
+    socket_handler = None
+    try:
+        if socket_mode:
+            assert settings.slack is not None and settings.slack.app_token is not None
+            from bot.slack import SlackAdapter
+
+            slack = app[SLACK_KEY]
+            assert isinstance(slack, SlackAdapter)
+            socket_handler = slack.socket_mode_handler(settings.slack.app_token.get_secret_value())
+            await socket_handler.connect_async()
+            log.info("Slack Socket Mode connected")
+        log.info(
+            "serving on http://%s:%s (public URL %s)",
+            settings.server.host,
+            settings.server.port,
+            settings.server.public_url,
+        )
+        if ready is not None:
+            ready.set()
+        await asyncio.Event().wait()
+    finally:
+        if socket_handler is not None:
+            await socket_handler.close_async()
+        await runner.cleanup()
+        await state.close()
+        assistant.close()
+        deps.close()
+
+
+def run(settings: Settings, socket_mode: bool = False) -> int:
+    """Blocking entry point for ``footnote serve [--socket-mode]``; returns an exit code on Ctrl-C / SIGTERM."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+    async def main() -> None:
+        task = asyncio.ensure_future(serve(settings, socket_mode))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    return 0

@@ -1,0 +1,209 @@
+"""Conversation state in Redis: thread history, event de-dupe, per-user rate limits, feedback.
+
+Redis is a convenience, never a dependency of answering: every method catches Redis errors and
+degrades (no history, in-process de-dupe, no rate limit), and ``history()`` reports that it could
+not remember so the adapter can say so — once per conversation while Redis stays away.
+
+Keys (all under ``prefix``, by default ``redis.key_prefix``, ``footnote:``):
+``hist:{conversation}`` list of JSON messages (newest last, trimmed, TTL) ·
+``seen:{event_id}`` de-dupe marker (SET NX, TTL) ·
+``rate:{user}:{minute}`` counter (TTL) · ``feedback`` list of JSON records (bounded).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import RedisError
+
+from agent.turns import Message
+from ingest.settings import RedisSettings
+
+log = logging.getLogger(__name__)
+
+FORGETFUL_NOTICE = (
+    "I can't remember our conversation right now, so I answered this message on its own — "
+    "please include any details from earlier."
+)
+RATE_LIMITED = "You're asking faster than I can read — give me a minute and ask again."
+
+SEEN_TTL_S = 60 * 60  # Slack retries for minutes; an hour is plenty
+RETRY_AFTER_S = 2.0  # after a Redis error, calls skip Redis this long
+FEEDBACK_KEEP = 10_000
+
+
+@dataclass(frozen=True)
+class History:
+    messages: tuple[Message, ...]
+    available: bool  # False when Redis could not be reached
+
+
+class ConversationState:
+    def __init__(self, client: aioredis.Redis, settings: RedisSettings, prefix: str = "footnote:"):
+        self.client, self.settings, self.prefix = client, settings, prefix
+        self._seen_local: OrderedDict[str, float] = OrderedDict()  # de-dupe while Redis is away
+        self._told_forgetful: set[str] = set()
+        self._down_until = (
+            0.0  # after a failure, skip Redis for a moment instead of waiting on it per call
+        )
+
+    @classmethod
+    def from_settings(cls, settings: RedisSettings, prefix: str | None = None) -> ConversationState:
+        client = aioredis.Redis.from_url(
+            settings.url,
+            socket_connect_timeout=0.5,
+            socket_timeout=1.0,
+            health_check_interval=30,
+            retry=Retry(ExponentialBackoff(cap=0.05, base=0.01), 1),
+        )
+        return cls(client, settings, settings.key_prefix if prefix is None else prefix)
+
+    async def close(self) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await self.client.aclose()
+
+    def _up(self) -> bool:
+        return time.monotonic() >= self._down_until
+
+    def _down(self, what: str, exc: Exception) -> None:
+        if self._down_until == 0.0:
+            log.warning(
+                "redis unavailable (%s): %s; answering without memory until it is back", what, exc
+            )
+        self._down_until = time.monotonic() + RETRY_AFTER_S
+
+    def _ok(self) -> None:
+        if self._down_until:
+            log.info("redis is back")
+        self._down_until = 0.0
+
+    # -- history -----------------------------------------------------------------------------
+
+    async def history(self, conversation: str) -> History:
+        if not self._up():
+            return History((), False)
+        try:
+            raw = await self.client.lrange(f"{self.prefix}hist:{conversation}", 0, -1)
+        except (RedisError, OSError) as exc:
+            self._down("history", exc)
+            return History((), False)
+        self._ok()
+        self._told_forgetful.discard(conversation)
+        messages = []
+        for item in raw:
+            try:
+                d = json.loads(item)
+                messages.append(Message(d["role"], d["text"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+        return History(tuple(messages), True)
+
+    async def remember(self, conversation: str, question: str, answer: str) -> bool:
+        key = f"{self.prefix}hist:{conversation}"
+        keep = max(1, self.settings.history_turns) * 2  # a turn is a question and its answer
+        if not self._up():
+            return False
+        try:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.rpush(
+                    key,
+                    json.dumps({"role": "user", "text": question}),
+                    json.dumps({"role": "assistant", "text": answer}),
+                )
+                pipe.ltrim(key, -keep, -1)
+                pipe.expire(key, self.settings.history_ttl_s)
+                await pipe.execute()
+            return True
+        except (RedisError, OSError) as exc:
+            self._down("remember", exc)
+            return False
+
+    def forgetful_notice(self, conversation: str, history: History) -> str:
+        """The "I can't remember" line, the first time a conversation loses its history."""
+        if history.available or conversation in self._told_forgetful:
+            return ""
+        if len(self._told_forgetful) > 50_000:
+            self._told_forgetful.clear()
+        self._told_forgetful.add(conversation)
+        return FORGETFUL_NOTICE
+
+    # -- de-dupe ---------------------------------------------------------------------------
+
+    async def first_delivery(self, event_id: str) -> bool:
+        """True the first time an event id is seen; a retry of the same event gets False."""
+        if not event_id:
+            return True
+        if self._up():
+            try:
+                first = bool(
+                    await self.client.set(
+                        f"{self.prefix}seen:{event_id}", "1", nx=True, ex=SEEN_TTL_S
+                    )
+                )
+                self._ok()
+                return first and event_id not in self._seen_local
+            except (RedisError, OSError) as exc:
+                self._down("de-dupe", exc)
+        now = time.monotonic()
+        while self._seen_local and next(iter(self._seen_local.values())) < now - SEEN_TTL_S:
+            self._seen_local.popitem(last=False)
+        if event_id in self._seen_local:
+            return False
+        self._seen_local[event_id] = now
+        if len(self._seen_local) > 50_000:
+            self._seen_local.popitem(last=False)
+        return True
+
+    # -- rate limit ------------------------------------------------------------------------
+
+    async def allow(self, user_id: str) -> bool:
+        """At most ``rate_per_minute`` questions per user per clock minute (0 turns it off)."""
+        limit = self.settings.rate_per_minute
+        if limit <= 0:
+            return True
+        key = f"{self.prefix}rate:{user_id}:{int(time.time() // 60)}"
+        if not self._up():
+            return True
+        try:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.incr(key)
+                pipe.expire(key, 120)
+                count, _ = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            self._down("rate limit", exc)
+            return True
+        return int(count) <= limit
+
+    # -- feedback --------------------------------------------------------------------------
+
+    async def record_feedback(self, record: dict) -> bool:
+        key = f"{self.prefix}feedback"
+        if not self._up():
+            return False
+        try:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.lpush(key, json.dumps({"at": time.time(), **record}))
+                pipe.ltrim(key, 0, FEEDBACK_KEEP - 1)
+                await pipe.execute()
+            return True
+        except (RedisError, OSError) as exc:
+            self._down("feedback", exc)
+            return False
+
+    async def feedback(self, limit: int = 100) -> list[dict]:
+        if not self._up():
+            return []
+        try:
+            raw = await self.client.lrange(f"{self.prefix}feedback", 0, limit - 1)
+        except (RedisError, OSError) as exc:
+            self._down("feedback", exc)
+            return []
+        return [json.loads(r) for r in raw]

@@ -1,0 +1,264 @@
+"""The Teams adapter: Bot Framework activities → ``Turn`` → ``assistant.answer`` → Adaptive Card.
+
+``CloudAdapter`` authenticates the request and runs ``FootnoteTeamsBot.on_turn``; replies go to the
+activity's ``serviceUrl``. In personal chat every message is a question; in a channel or group
+chat only a message that @mentions the bot is (the mention is removed from the text), and the
+agent gets every member's groups. ``Action.Submit`` arrives as a message with ``.value``:
+Confirm / Cancel a pending ticket, feedback, "open a ticket".
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from aiohttp import web
+from botbuilder.core import ActivityHandler, CardFactory, MessageFactory, TurnContext
+from botbuilder.core.teams import TeamsInfo
+from botbuilder.integration.aiohttp import CloudAdapter, ConfigurationBotFrameworkAuthentication
+from botbuilder.schema import Activity, ActivityTypes
+
+from agent.turns import Turn
+from bot import render
+from bot.directory import Directory, Person
+from bot.links import LinkSigner
+from bot.render import EMPTY_QUESTION, NOT_IN_DIRECTORY, SOMETHING_WENT_WRONG
+from bot.state import RATE_LIMITED, ConversationState
+from ingest.settings import TeamsSettings
+
+log = logging.getLogger(__name__)
+
+MAX_MEMBERS = 500
+
+
+@dataclass
+class _BotConfig:
+    """The attribute names ``ConfigurationBotFrameworkAuthentication`` reads."""
+
+    APP_ID: str
+    APP_PASSWORD: str
+    APP_TYPE: str
+    APP_TENANTID: str | None
+
+
+def bot_config(settings: TeamsSettings) -> _BotConfig:
+    return _BotConfig(
+        APP_ID=settings.app_id,
+        APP_PASSWORD=settings.app_password.get_secret_value(),
+        APP_TYPE="SingleTenant" if settings.tenant_id else "MultiTenant",
+        APP_TENANTID=settings.tenant_id,
+    )
+
+
+def mentions_of(activity: Activity, recipient_id: str) -> list[str]:
+    """The texts (``<at>Name</at>``) of the mentions of ``recipient_id`` in the activity."""
+    out = []
+    for entity in TurnContext.get_mentions(activity):
+        props = getattr(entity, "additional_properties", None) or {}
+        mentioned = props.get("mentioned") or {}
+        if mentioned.get("id") == recipient_id:
+            out.append(props.get("text") or f"<at>{mentioned.get('name', '')}</at>")
+    return out
+
+
+def question_text(activity: Activity) -> str:
+    """The message without the bot's @mention, as plain text."""
+    text = activity.text or ""
+    for mention in mentions_of(activity, activity.recipient.id if activity.recipient else ""):
+        text = text.replace(mention, " ")
+    text = re.sub(r"</?at>", "", text)
+    text = re.sub(r"<[^>]+>", " ", text)  # Teams sends a little HTML
+    return re.sub(r"\s+", " ", html.unescape(text)).strip()
+
+
+class FootnoteTeamsBot(ActivityHandler):
+    def __init__(
+        self, assistant, state: ConversationState, directory: Directory, links: LinkSigner
+    ):
+        self.assistant, self.state, self.directory, self.links = assistant, state, directory, links
+
+    # -- identity --------------------------------------------------------------------------
+
+    def person(self, account) -> Person | None:
+        if account is None:
+            return None
+        for key in (
+            getattr(account, "aad_object_id", None),
+            account.id,
+            getattr(account, "email", None),
+            getattr(account, "user_principal_name", None),
+        ):
+            if key:
+                person = self.directory.find(key)
+                if person is not None:
+                    return person
+        return None
+
+    async def member_groups(self, ctx: TurnContext, asker: Person) -> tuple[tuple[str, ...], ...]:
+        """Every member's groups; members we cannot place read public documents only."""
+        groups: dict[str, tuple[str, ...]] = {asker.teams_id or asker.user_id: asker.groups}
+        token = None
+        seen = 0
+        try:
+            while seen < MAX_MEMBERS * 4:
+                page = await TeamsInfo.get_paged_members(ctx, token, 500)
+                for member in page.members or []:
+                    seen += 1
+                    if ctx.activity.recipient and member.id == ctx.activity.recipient.id:
+                        continue
+                    person = self.person(member)
+                    groups[member.id] = person.groups if person else ()
+                token = page.continuation_token
+                if not token:
+                    break
+        except Exception as exc:  # the roster is an outside call; fail closed
+            log.warning("Teams members lookup failed: %s; answering from public docs only", exc)
+            return (asker.groups, ())
+        return tuple(dict.fromkeys(groups.values()))
+
+    # -- turns -----------------------------------------------------------------------------
+
+    async def on_message_activity(self, ctx: TurnContext) -> None:
+        activity = ctx.activity
+        if activity.id and not await self.state.first_delivery(
+            f"teams:{activity.conversation.id}:{activity.id}"
+        ):
+            return
+        if isinstance(activity.value, dict) and activity.value.get("action"):
+            await self.on_submit(ctx, activity.value)
+            return
+        kind = (
+            (activity.conversation.conversation_type or "personal")
+            if activity.conversation
+            else "personal"
+        )
+        if kind != "personal" and not mentions_of(
+            activity, activity.recipient.id if activity.recipient else ""
+        ):
+            return  # a channel message not addressed to the bot
+        await self.ask(ctx, question_text(activity), "dm" if kind == "personal" else "channel")
+
+    async def ask(
+        self, ctx: TurnContext, text: str, channel_kind: Literal["dm", "channel"]
+    ) -> None:
+        activity = ctx.activity
+        person = self.person(activity.from_property)
+        if person is None:
+            await ctx.send_activity(NOT_IN_DIRECTORY)
+            return
+        if not text:
+            await ctx.send_activity(EMPTY_QUESTION)
+            return
+        if not await self.state.allow(person.user_id):
+            await ctx.send_activity(RATE_LIMITED)
+            return
+        await ctx.send_activity(Activity(type=ActivityTypes.typing))
+        conversation = f"teams:{activity.conversation.id}"
+        history = await self.state.history(conversation)
+        notice = self.state.forgetful_notice(conversation, history)
+        member_groups = await self.member_groups(ctx, person) if channel_kind == "channel" else ()
+        turn = Turn(
+            user_id=person.user_id,
+            text=text,
+            groups=person.groups,
+            display_name=person.name,
+            email=person.email,
+            channel_kind=channel_kind,
+            member_groups=member_groups,  # type: ignore[arg-type]
+            conversation_id=conversation,
+            history=history.messages,
+        )
+        answer = await self.assistant.answer(turn)
+        await self.state.remember(conversation, text, answer.text)
+        card = render.teams_card(
+            answer,
+            links=self.links.linker(person.user_id),
+            turn_id=turn.turn_id,
+            question=text,
+            asker=person.user_id,
+            notice=notice,
+        )
+        await ctx.send_activity(
+            MessageFactory.attachment(CardFactory.adaptive_card(card), text=None)
+        )
+
+    async def on_submit(self, ctx: TurnContext, data: dict) -> None:
+        activity = ctx.activity
+        action = data.get("action")
+        person = self.person(activity.from_property)
+        if person is None:
+            await ctx.send_activity(NOT_IN_DIRECTORY)
+            return
+        if action in ("confirm", "cancel") and data.get("action_id"):
+            if data.get("asker") and data["asker"] != person.user_id:
+                asker = self.directory.find(data["asker"])
+                await ctx.send_activity(
+                    f"Only {asker.name if asker else 'the person who asked'} can confirm or cancel this ticket."
+                )
+                return
+            result = await self.assistant.confirm(
+                str(data["action_id"]), person.user_id, action == "confirm"
+            )
+            card = render.teams_card(result, links=self.links.linker(person.user_id))
+            await ctx.send_activity(MessageFactory.attachment(CardFactory.adaptive_card(card)))
+        elif action == "feedback":
+            await self.state.record_feedback(
+                {
+                    "platform": "teams",
+                    "turn_id": str(data.get("turn_id", "")),
+                    "vote": "up" if data.get("value") == "up" else "down",
+                    "user": person.user_id,
+                    "channel": activity.conversation.id if activity.conversation else "",
+                }
+            )
+            await ctx.send_activity("Thanks for the feedback!")
+        elif action == "ticket_offer" and data.get("question"):
+            kind = activity.conversation.conversation_type if activity.conversation else "personal"
+            await self.ask(
+                ctx,
+                f"Please open a ticket: {data['question']}",
+                "dm" if kind in (None, "personal") else "channel",
+            )
+
+
+class TeamsAdapter:
+    def __init__(
+        self,
+        settings: TeamsSettings,
+        assistant,
+        state: ConversationState,
+        directory: Directory,
+        links: LinkSigner,
+    ):
+        self.adapter = CloudAdapter(ConfigurationBotFrameworkAuthentication(bot_config(settings)))
+        self.adapter.on_turn_error = self._on_turn_error
+        self.bot = FootnoteTeamsBot(assistant, state, directory, links)
+
+    @staticmethod
+    async def _on_turn_error(ctx: TurnContext, error: Exception) -> None:
+        log.error("teams turn failed: %r", error, exc_info=error)
+        try:
+            await ctx.send_activity(SOMETHING_WENT_WRONG)
+        except Exception:
+            log.exception("could not tell the Teams user something went wrong")
+
+    async def handle(self, request: web.Request) -> web.Response:
+        """``POST /api/messages``: one dispatch through the Bot Framework adapter."""
+        if "application/json" not in request.headers.get("Content-Type", ""):
+            return web.Response(status=415, text="expected application/json")
+        try:
+            body = await request.json()
+        except ValueError:
+            return web.Response(status=400, text="body is not JSON")
+        if not isinstance(body, dict) or not body.get("type"):
+            return web.Response(status=400, text="not a Bot Framework activity")
+        try:
+            response = await self.adapter.process(request, self.bot)
+        except web.HTTPException as exc:
+            return web.Response(status=exc.status, text=exc.reason)
+        except PermissionError:
+            return web.Response(status=401, text="unauthorized")
+        return response or web.Response(status=201)

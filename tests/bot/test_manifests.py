@@ -1,0 +1,68 @@
+"""The app manifests an admin uploads: the scopes, events and shapes Slack and Teams require."""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from pathlib import Path
+
+import yaml
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+
+
+def test_slack_manifest_subscribes_to_what_the_adapter_handles():
+    m = yaml.safe_load((DEPLOY / "slack-manifest.yaml").read_text())
+    scopes = set(m["oauth_config"]["scopes"]["bot"])
+    assert {
+        "app_mentions:read",
+        "chat:write",
+        "im:history",
+        "im:read",
+        "im:write",
+        "users:read",
+        "users:read.email",
+        "channels:read",
+        "groups:read",
+    } <= scopes
+    events = m["settings"]["event_subscriptions"]
+    assert set(events["bot_events"]) == {"message.im", "app_mention"}
+    assert events["request_url"] == "https://YOUR-HOST/slack/events"
+    assert m["settings"]["interactivity"] == {
+        "is_enabled": True,
+        "request_url": "https://YOUR-HOST/slack/events",
+    }
+    assert m["features"]["app_home"]["messages_tab_enabled"] is True
+    assert m["features"]["bot_user"]["display_name"]
+    assert len(m["display_information"]["long_description"]) >= 175  # Slack's minimum when present
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_teams_manifest_has_the_v1_16_required_shape():
+    folder = DEPLOY / "teams"
+    m = json.loads((folder / "manifest.json").read_text())
+    assert m["manifestVersion"] == "1.16" and "v1.16" in m["$schema"]
+    for key in ("version", "id", "developer", "name", "description", "icons", "accentColor"):
+        assert key in m
+    guid = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", m["version"]) and re.fullmatch(guid, m["id"])
+    assert len(m["name"]["short"]) <= 30 and len(m["name"]["full"]) <= 100
+    assert len(m["description"]["short"]) <= 80 and len(m["description"]["full"]) <= 4000
+    assert re.fullmatch(r"#[0-9a-fA-F]{6}", m["accentColor"])
+    for key in ("name", "websiteUrl", "privacyUrl", "termsOfUseUrl"):
+        assert m["developer"][key]
+    (bot,) = m["bots"]
+    assert re.fullmatch(guid, bot["botId"])
+    assert set(bot["scopes"]) >= {"personal", "team"} and set(bot["scopes"]) <= {
+        "personal",
+        "team",
+        "groupChat",
+    }
+    assert png_size(folder / m["icons"]["color"]) == (192, 192)
+    assert png_size(folder / m["icons"]["outline"]) == (32, 32)

@@ -1,0 +1,151 @@
+"""End-to-end fixtures: the sample handbook (ingested once per session in ``tests/conftest.py``),
+the real assistant over it, real Redis (a key prefix per run), and the bot's aiohttp app on
+loopback talking to fakes of Slack's Web API and the Bot Framework connector."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import aiohttp
+import pytest
+import redis
+
+from agent.actions import RedisPendingActions
+from agent.assistant import build_assistant
+from bot.server import AgentThread, build_app
+from bot.state import ConversationState
+from ingest.settings import RedisSettings, ServerSettings, Settings, SlackSettings, TeamsSettings
+from tests.e2e.loopback import BOT_USER_ID, FakeConnector, FakeSlackAPI, SlackSender, start_app
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+LINK_SECRET = "link-secret-for-tests"
+
+# Slack users and channels the fake Web API knows (ids match examples/directory.yaml).
+SLACK_USERS = {
+    "U0ALICE01": {"email": "alice@northwind.example"},
+    "U0BOB0001": {"email": "bob@northwind.example"},
+    # alice under an id the directory does not know: found by her e-mail
+    "U0NEWALIC": {"email": "Alice@Northwind.example"},
+    "U0STRANGR": {"email": "stranger@elsewhere.example"},
+    "U0OTHRBOT": {"email": "", "is_bot": True},
+    BOT_USER_ID: {"email": "", "is_bot": True},
+}
+SLACK_CHANNELS = {
+    "C0HRENG01": ["U0ALICE01", "U0BOB0001", BOT_USER_ID, "U0OTHRBOT"],  # hr + engineering
+    "C0HRONLY1": ["U0ALICE01", BOT_USER_ID],
+}
+
+
+@pytest.fixture(scope="session")
+def redis_prefix() -> str:
+    prefix = f"footnote-test-{uuid.uuid4().hex[:8]}:"
+    yield prefix
+    client = redis.Redis.from_url(REDIS_URL)
+    keys = list(client.scan_iter(match=prefix + "*", count=1000))
+    if keys:
+        client.delete(*keys)
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def handbook(handbook_deps):
+    """The sample handbook, ingested once for the whole session (``tests/conftest.py``)."""
+    return handbook_deps
+
+
+@pytest.fixture(scope="session")
+def assistant(handbook, redis_prefix):
+    """The real assistant over the handbook; pending tickets in real Redis."""
+    pending = RedisPendingActions(redis.Redis.from_url(REDIS_URL), prefix=redis_prefix + "pending:")
+    return build_assistant(handbook, pending=pending)
+
+
+def free_port() -> int:
+    with contextlib.closing(socket.socket()) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Harness:
+    url: str  # the bot's base URL
+    settings: Settings
+    state: ConversationState
+    slack: FakeSlackAPI
+    connector: FakeConnector
+    send: SlackSender
+    session: aiohttp.ClientSession
+    app: aiohttp.web.Application
+
+    async def get(self, url: str) -> tuple[int, str]:
+        async with self.session.get(url) as resp:
+            return resp.status, await resp.text()
+
+    async def teams(self, activity: dict) -> tuple[int, str]:
+        async with self.session.post(self.url + "/api/messages", json=activity) as resp:
+            return resp.status, await resp.text()
+
+
+@contextlib.asynccontextmanager
+async def running_bot(
+    handbook, assistant, prefix: str, *, redis_url: str = REDIS_URL, rate_per_minute: int = 1000
+) -> AsyncIterator[Harness]:
+    slack = await FakeSlackAPI(SLACK_USERS, SLACK_CHANNELS).start()
+    connector = await FakeConnector().start()
+    port = free_port()
+    settings = Settings(
+        data_dir=handbook.settings.data_dir,
+        slack=SlackSettings(
+            bot_token="xoxb-test-token", signing_secret=SIGNING_SECRET, api_url=slack.api_url
+        ),
+        teams=TeamsSettings(),
+        redis=RedisSettings(url=redis_url, rate_per_minute=rate_per_minute, history_turns=3),
+        server=ServerSettings(
+            host="127.0.0.1",
+            port=port,
+            public_url=f"http://127.0.0.1:{port}",
+            link_secret=LINK_SECRET,
+            link_ttl_s=600,
+        ),
+    )
+    run_prefix = f"{prefix}{uuid.uuid4().hex[:6]}:"
+    state = ConversationState.from_settings(settings.redis, prefix=run_prefix)
+    agent = AgentThread(assistant)  # as `footnote serve` runs it: off the web loop
+    app = build_app(settings, handbook, agent, state)
+    runner = aiohttp.web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await aiohttp.web.TCPSite(runner, "127.0.0.1", port).start()
+    url = f"http://127.0.0.1:{port}"
+    session = aiohttp.ClientSession()
+    try:
+        yield Harness(
+            url,
+            settings,
+            state,
+            slack,
+            connector,
+            SlackSender(session, url + "/slack/events", SIGNING_SECRET),
+            session,
+            app,
+        )
+    finally:
+        await session.close()
+        await runner.cleanup()
+        await state.close()
+        agent.close()
+        await slack.close()
+        await connector.close()
+
+
+@pytest.fixture
+async def bot(handbook, assistant, redis_prefix) -> AsyncIterator[Harness]:
+    async with running_bot(handbook, assistant, redis_prefix) as harness:
+        yield harness
+
+
+__all__ = ["start_app", "running_bot", "Harness"]

@@ -1,0 +1,485 @@
+"""Loopback fakes that speak the real wire formats, and helpers to sign and send payloads.
+
+``FakeSlackAPI`` answers ``/api/<method>`` like Slack's Web API and records every call;
+``FakeConnector`` answers the Bot Framework connector routes (``/v3/conversations/...``) and
+records every activity the bot sends. Both run on 127.0.0.1 in the test's event loop.
+Also used by ``benchmarks/bench_slack.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode
+
+import aiohttp
+from aiohttp import web
+from slack_sdk.signature import SignatureVerifier
+
+BOT_USER_ID = "UFOOTNOTE"
+TEAM_ID = "T0NORTHWD"
+
+
+async def start_app(app: web.Application) -> tuple[web.AppRunner, str]:
+    """Serve an aiohttp app on 127.0.0.1 at a free port; returns the runner and its base URL."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    return runner, f"http://{host}:{port}"
+
+
+@dataclass
+class Call:
+    method: str
+    args: dict
+    at: float = field(default_factory=time.perf_counter)
+    result: dict = field(default_factory=dict)
+
+
+class _Recorder:
+    def __init__(self):
+        self.calls: list[Call] = []
+        self._changed = asyncio.Condition()
+        self.runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def _record(self, call: Call) -> None:
+        async with self._changed:
+            self.calls.append(call)
+            self._changed.notify_all()
+
+    async def wait_for(self, predicate, timeout: float = 30.0):
+        """Wait until ``predicate(calls)`` is truthy; returns its value."""
+
+        async def _wait():
+            async with self._changed:
+                while not (result := predicate(self.calls)):
+                    await self._changed.wait()
+                return result
+
+        return await asyncio.wait_for(_wait(), timeout)
+
+    async def close(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+
+class FakeSlackAPI(_Recorder):
+    """Slack's Web API on loopback: ``POST|GET /api/<method>`` → ``{"ok": true, ...}``."""
+
+    def __init__(
+        self, users: dict[str, dict] | None = None, channels: dict[str, list[str]] | None = None
+    ):
+        super().__init__()
+        self.users = users or {}  # slack id → {"email": ..., "is_bot": ...}
+        self.channels = channels or {}  # channel id → member ids
+        self._ts = itertools.count(1)
+        self.fail: dict[str, str] = {}  # method → error to answer with
+        self.sockets: list[web.WebSocketResponse] = []  # Socket Mode connections
+        self.acks: list[dict] = []  # what the app sent back over Socket Mode
+
+    async def start(self) -> FakeSlackAPI:
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._handle)
+        app.router.add_get("/socket", self._socket)
+        self.runner, self.url = await start_app(app)
+        return self
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        """Socket Mode: say hello, then relay envelopes pushed by the test; collect the acks."""
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.send_json(
+            {
+                "type": "hello",
+                "num_connections": 1,
+                "connection_info": {"app_id": "A0FOOTNOTE"},
+                "debug_info": {"host": "fake", "approximate_connection_time": 3600},
+            }
+        )
+        self.sockets.append(ws)
+        async for msg in ws:
+            if msg.type == aiohttp.WSMsgType.TEXT:
+                await self._record(Call("socket.ack", json.loads(msg.data)))
+        return ws
+
+    async def push(self, payload: dict, kind: str = "events_api") -> str:
+        """Send an envelope over the newest Socket Mode connection; returns its envelope_id."""
+        envelope_id = uuid.uuid4().hex
+        await self.wait_for(lambda _: self.sockets)
+        await self.sockets[-1].send_json(
+            {
+                "envelope_id": envelope_id,
+                "type": kind,
+                "payload": payload,
+                "accepts_response_payload": kind != "events_api",
+                "retry_attempt": 0,
+                "retry_reason": "",
+            }
+        )
+        return envelope_id
+
+    async def close(self) -> None:
+        for ws in self.sockets:
+            await ws.close()
+        await super().close()
+
+    @property
+    def api_url(self) -> str:
+        return self.url + "/api/"
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args: dict = dict(request.query)
+        raw = await request.read()
+        if raw:
+            if request.content_type == "application/json":
+                args.update(json.loads(raw))
+            else:
+                args.update(dict(parse_qsl(raw.decode())))
+        for key in ("blocks", "attachments"):
+            if isinstance(args.get(key), str):
+                args[key] = json.loads(args[key])
+        result = (
+            {"ok": False, "error": self.fail[method]}
+            if method in self.fail
+            else self._answer(method, args)
+        )
+        await self._record(Call(method, args, result=result))
+        return web.json_response(result)
+
+    def _answer(self, method: str, args: dict) -> dict:
+        if method == "auth.test":
+            return {
+                "ok": True,
+                "url": "https://northwind.slack.com/",
+                "team": "Northwind",
+                "user": "footnote",
+                "team_id": TEAM_ID,
+                "user_id": BOT_USER_ID,
+                "bot_id": "BFOOTNOTE",
+                "is_enterprise_install": False,
+            }
+        if method in ("chat.postMessage", "chat.update"):
+            ts = args.get("ts") or f"{int(time.time())}.{next(self._ts):06d}"
+            return {
+                "ok": True,
+                "channel": args.get("channel"),
+                "ts": ts,
+                "message": {"text": args.get("text"), "blocks": args.get("blocks"), "ts": ts},
+            }
+        if method == "apps.connections.open":
+            return {"ok": True, "url": self.url.replace("http://", "ws://") + "/socket"}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": f"{int(time.time())}.{next(self._ts):06d}"}
+        if method == "users.info":
+            user = self.users.get(args.get("user", ""))
+            if user is None:
+                return {"ok": False, "error": "user_not_found"}
+            return {
+                "ok": True,
+                "user": {
+                    "id": args["user"],
+                    "is_bot": user.get("is_bot", False),
+                    "profile": {"email": user.get("email", "")},
+                },
+            }
+        if method == "conversations.members":
+            members = self.channels.get(args.get("channel", ""))
+            if members is None:
+                return {"ok": False, "error": "channel_not_found"}
+            return {"ok": True, "members": members, "response_metadata": {"next_cursor": ""}}
+        return {"ok": True}
+
+    # -- views on what was received ---------------------------------------------------------
+
+    def of(self, method: str, channel: str | None = None) -> list[Call]:
+        return [
+            c
+            for c in self.calls
+            if c.method == method and (channel is None or c.args.get("channel") == channel)
+        ]
+
+    @staticmethod
+    def is_final(call: Call) -> bool:
+        """An answer (not a progress line): anything but a lone ⏳ context block."""
+        blocks = call.args.get("blocks") or []
+        return not (
+            len(blocks) == 1
+            and blocks[0].get("type") == "context"
+            and blocks[0]["elements"][0]["text"].startswith("⏳")
+        )
+
+    def finals(self, channel: str) -> list[Call]:
+        return [c for c in self.of("chat.update", channel) if self.is_final(c)]
+
+    async def final_answer(self, channel: str, count: int = 1, timeout: float = 30.0) -> Call:
+        """The ``count``-th final ``chat.update`` in a channel."""
+        return await self.wait_for(
+            lambda _: len(self.finals(channel)) >= count and self.finals(channel)[count - 1],
+            timeout,
+        )
+
+    async def posted(self, channel: str, count: int = 1, timeout: float = 30.0) -> Call:
+        return await self.wait_for(
+            lambda _: (
+                len(self.of("chat.postMessage", channel)) >= count
+                and self.of("chat.postMessage", channel)[count - 1]
+            ),
+            timeout,
+        )
+
+
+def blocks_text(blocks: list[dict]) -> str:
+    """Every text in a Block Kit message, joined (for assertions)."""
+    out = []
+    for b in blocks or []:
+        if "text" in b and isinstance(b["text"], dict):
+            out.append(b["text"]["text"])
+        for e in b.get("elements", []) or []:
+            if isinstance(e.get("text"), dict):
+                out.append(e["text"]["text"])
+            elif isinstance(e.get("text"), str):
+                out.append(e["text"])
+    return "\n".join(out)
+
+
+def buttons(blocks: list[dict]) -> dict[str, dict]:
+    """action_id → button element."""
+    return {
+        e["action_id"]: e for b in blocks or [] if b.get("type") == "actions" for e in b["elements"]
+    }
+
+
+# -- Slack payloads ------------------------------------------------------------------------------
+
+
+class SlackSender:
+    """Signs and POSTs Events API and interactivity payloads the way Slack does."""
+
+    def __init__(self, session: aiohttp.ClientSession, url: str, secret: str):
+        self.session, self.url, self.verifier = session, url, SignatureVerifier(secret)
+
+    async def post(
+        self,
+        body: str,
+        content_type: str = "application/json",
+        *,
+        timestamp: int | None = None,
+        signature: str | None = None,
+        headers: dict | None = None,
+    ) -> tuple[int, str]:
+        ts = str(timestamp if timestamp is not None else int(time.time()))
+        sig = signature or self.verifier.generate_signature(timestamp=ts, body=body)
+        hdrs = {
+            "Content-Type": content_type,
+            "X-Slack-Request-Timestamp": ts,
+            "X-Slack-Signature": sig,
+            **(headers or {}),
+        }
+        async with self.session.post(self.url, data=body.encode(), headers=hdrs) as resp:
+            return resp.status, await resp.text()
+
+    async def event(self, payload: dict, **kw) -> tuple[int, str]:
+        return await self.post(json.dumps(payload), **kw)
+
+    async def action(self, payload: dict, **kw) -> tuple[int, str]:
+        return await self.post(
+            urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded", **kw
+        )
+
+
+def _ts() -> str:
+    return f"{time.time():.6f}"
+
+
+def dm_event(
+    text: str,
+    user: str = "U0ALICE01",
+    channel: str = "D0ALICE01",
+    *,
+    event_id: str | None = None,
+    thread_ts: str | None = None,
+) -> dict:
+    ts = _ts()
+    event = {
+        "type": "message",
+        "channel_type": "im",
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "channel": channel,
+        "event_ts": ts,
+    }
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return _envelope(event, event_id)
+
+
+def mention_event(
+    text: str,
+    user: str = "U0ALICE01",
+    channel: str = "C0GENERAL",
+    *,
+    event_id: str | None = None,
+    thread_ts: str | None = None,
+) -> dict:
+    ts = _ts()
+    event = {
+        "type": "app_mention",
+        "user": user,
+        "text": f"<@{BOT_USER_ID}> {text}",
+        "ts": ts,
+        "channel": channel,
+        "event_ts": ts,
+    }
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return _envelope(event, event_id)
+
+
+def _envelope(event: dict, event_id: str | None) -> dict:
+    return {
+        "token": "verification-token-unused",
+        "team_id": TEAM_ID,
+        "api_app_id": "A0FOOTNOTE",
+        "event": event,
+        "type": "event_callback",
+        "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
+        "event_time": int(time.time()),
+        "authorizations": [
+            {"enterprise_id": None, "team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}
+        ],
+    }
+
+
+def block_action(user: str, channel: str, message: dict, button: dict) -> dict:
+    """The interactivity payload Slack sends when ``user`` clicks ``button`` on ``message``."""
+    return {
+        "type": "block_actions",
+        "user": {"id": user, "username": user.lower(), "team_id": TEAM_ID},
+        "api_app_id": "A0FOOTNOTE",
+        "token": "verification-token-unused",
+        "container": {
+            "type": "message",
+            "message_ts": message["ts"],
+            "channel_id": channel,
+            "is_ephemeral": False,
+        },
+        "trigger_id": f"{int(time.time())}.1.{uuid.uuid4().hex[:8]}",
+        "team": {"id": TEAM_ID, "domain": "northwind"},
+        "channel": {"id": channel, "name": "directmessage"},
+        "message": {
+            "type": "message",
+            "user": BOT_USER_ID,
+            "ts": message["ts"],
+            "text": message.get("text", ""),
+            "blocks": message.get("blocks", []),
+            **({"thread_ts": message["thread_ts"]} if message.get("thread_ts") else {}),
+        },
+        "response_url": "http://127.0.0.1:9/actions/unused",
+        "actions": [
+            {
+                "type": "button",
+                "action_id": button["action_id"],
+                "block_id": "b",
+                "text": button["text"],
+                "value": button.get("value", ""),
+                "action_ts": _ts(),
+            }
+        ],
+    }
+
+
+# -- Bot Framework -------------------------------------------------------------------------------
+
+
+class FakeConnector(_Recorder):
+    """The Bot Framework connector a bot replies to (the activity's ``serviceUrl``)."""
+
+    def __init__(self, members: dict[str, list[dict]] | None = None):
+        super().__init__()
+        self.members = members or {}  # conversation or team id → channel accounts
+        self._ids = itertools.count(1)
+
+    async def start(self) -> FakeConnector:
+        app = web.Application()
+        app.router.add_post("/v3/conversations/{cid}/activities", self._activity)
+        app.router.add_post("/v3/conversations/{cid}/activities/{aid}", self._activity)
+        app.router.add_put("/v3/conversations/{cid}/activities/{aid}", self._activity)
+        app.router.add_get("/v3/conversations/{cid}/pagedmembers", self._paged_members)
+        app.router.add_get("/v3/conversations/{cid}/members", self._members)
+        self.runner, self.url = await start_app(app)
+        return self
+
+    async def _activity(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        await self._record(
+            Call(
+                request.method + " " + request.match_info.get("aid", ""),
+                {"conversation": request.match_info["cid"], "activity": body},
+            )
+        )
+        return web.json_response({"id": f"reply-{next(self._ids)}"})
+
+    async def _paged_members(self, request: web.Request) -> web.Response:
+        members = self.members.get(request.match_info["cid"])
+        await self._record(Call("pagedmembers", {"conversation": request.match_info["cid"]}))
+        if members is None:
+            return web.json_response({"error": {"code": "NotFound"}}, status=404)
+        return web.json_response({"members": members, "continuationToken": None})
+
+    async def _members(self, request: web.Request) -> web.Response:
+        return web.json_response(self.members.get(request.match_info["cid"], []))
+
+    def messages(self, conversation: str | None = None) -> list[dict]:
+        return [
+            c.args["activity"]
+            for c in self.calls
+            if "activity" in c.args
+            and c.args["activity"].get("type") == "message"
+            and (conversation is None or c.args["conversation"] == conversation)
+        ]
+
+    @staticmethod
+    def card(activity: dict) -> dict | None:
+        for att in activity.get("attachments") or []:
+            if att.get("contentType") == "application/vnd.microsoft.card.adaptive":
+                return att["content"]
+        return None
+
+
+def teams_activity(
+    text: str,
+    *,
+    service_url: str,
+    user: str = "29:alice",
+    name: str = "Alice Moreau",
+    conversation: dict | None = None,
+    entities: list | None = None,
+    value: dict | None = None,
+    channel_data: dict | None = None,
+) -> dict:
+    return {
+        "type": "message",
+        "id": f"1{uuid.uuid4().int % 10**12}",
+        "timestamp": "2026-02-01T10:00:00.000Z",
+        "serviceUrl": service_url,
+        "channelId": "msteams",
+        "from": {"id": user, "name": name, "aadObjectId": f"aad-{user}"},
+        "conversation": conversation
+        or {"id": f"a:personal-{user}", "conversationType": "personal", "tenantId": "t-northwind"},
+        "recipient": {"id": "28:footnote-bot", "name": "Footnote"},
+        "text": text,
+        "textFormat": "plain",
+        "locale": "en-US",
+        "entities": entities or [],
+        "channelData": channel_data or {"tenant": {"id": "t-northwind"}},
+        **({"value": value} if value is not None else {}),
+    }

@@ -1,0 +1,173 @@
+"""Teams end to end: Bot Framework activities POSTed to /api/messages; the replies land on a local
+connector (the activity's serviceUrl). Real botbuilder CloudAdapter, real assistant, real Redis."""
+
+from __future__ import annotations
+
+import re
+
+from botbuilder.schema import Activity
+
+from bot.teams import question_text
+from tests.e2e.loopback import FakeConnector, teams_activity
+
+CARRY_OVER = "How many vacation days can I carry over?"
+TEAM = "19:northwind-team@thread.tacv2"
+CHANNEL = "19:general@thread.tacv2"
+BOT = {"id": "28:footnote-bot", "name": "Footnote"}
+
+
+def channel_activity(
+    bot, text: str, *, mention: bool = True, user: str = "29:alice", thread: str = "1700000000001"
+):
+    entities = (
+        [{"type": "mention", "mentioned": BOT, "text": "<at>Footnote</at>"}] if mention else []
+    )
+    return teams_activity(
+        (f"<at>Footnote</at> {text}" if mention else text),
+        service_url=bot.connector.url,
+        user=user,
+        conversation={
+            "id": f"{CHANNEL};messageid={thread}",
+            "conversationType": "channel",
+            "isGroup": True,
+            "tenantId": "t-northwind",
+        },
+        entities=entities,
+        channel_data={
+            "teamsChannelId": CHANNEL,
+            "teamsTeamId": TEAM,
+            "channel": {"id": CHANNEL},
+            "team": {"id": TEAM},
+            "tenant": {"id": "t-northwind"},
+        },
+    )
+
+
+def card_text(card: dict) -> str:
+    return "\n".join(b.get("text", "") for b in card["body"])
+
+
+async def test_personal_chat_replies_with_an_adaptive_card(bot):
+    status, _ = await bot.teams(teams_activity(CARRY_OVER, service_url=bot.connector.url))
+    assert status in (200, 201)
+    sent = [c.args["activity"] for c in bot.connector.calls if "activity" in c.args]
+    assert sent[0]["type"] == "typing"
+    (reply,) = bot.connector.messages("a:personal-29:alice")
+    card = FakeConnector.card(reply)
+    assert card["type"] == "AdaptiveCard" and card["version"] == "1.4"
+    assert card["body"][0]["type"] == "TextBlock" and "[1]" in card["body"][0]["text"]
+    text = card_text(card)
+    assert "Sources" in text
+    assert re.search(
+        r"\[1\] \[Leave Policy[^\]]*\]\(http://127\.0\.0\.1:\d+/docs/handbook/hr/leave-policy-2026\.md\?u=alice&[^)]+\) · updated 2026-01-15",
+        text,
+    )
+    votes = [a["data"] for a in card["actions"] if a["data"]["action"] == "feedback"]
+    assert {v["value"] for v in votes} == {"up", "down"}
+    assert reply["replyToId"] and reply["recipient"]["id"] == "29:alice"
+
+
+async def test_channel_mention_is_answered_without_the_mention_text(bot):
+    bot.connector.members[TEAM] = [
+        {"id": "29:alice", "name": "Alice Moreau", "aadObjectId": "aad-29:alice"},
+        {"id": "29:bob", "name": "Bob Okafor", "aadObjectId": "aad-29:bob"},
+        {"id": "28:footnote-bot", "name": "Footnote"},
+    ]
+    status, _ = await bot.teams(channel_activity(bot, "What are the salary bands for engineers?"))
+    assert status in (200, 201)
+    (reply,) = bot.connector.messages()
+    text = card_text(FakeConnector.card(reply))
+    assert "salary-bands" not in text  # bob may not read the HR-only salary document
+    assert "DM" in text  # a fuller answer may exist in private
+    assert [c for c in bot.connector.calls if c.method == "pagedmembers"]
+    history = await bot.state.history(f"teams:{CHANNEL};messageid=1700000000001")
+    assert history.messages[0].text == "What are the salary bands for engineers?"
+
+
+async def test_channel_message_without_a_mention_gets_no_reply(bot):
+    status, _ = await bot.teams(
+        channel_activity(bot, CARRY_OVER, mention=False, thread="1700000000002")
+    )
+    assert status in (200, 201)
+    assert bot.connector.calls == []
+
+
+async def test_mention_text_removal_reads_the_entity_like_botbuilder():
+    activity = Activity().deserialize(
+        {
+            "type": "message",
+            "text": "<at>Footnote</at> How many <b>vacation</b> days?",
+            "recipient": BOT,
+            "from": {"id": "29:alice"},
+            "entities": [{"type": "mention", "mentioned": BOT, "text": "<at>Footnote</at>"}],
+        }
+    )
+    assert question_text(activity) == "How many vacation days?"
+
+
+async def test_action_submit_confirms_the_ticket_once(bot, assistant):
+    await bot.teams(
+        teams_activity(
+            "Please open a ticket: the printer on floor 3 jams", service_url=bot.connector.url
+        )
+    )
+    card = FakeConnector.card(bot.connector.messages()[-1])
+    confirm = next(a for a in card["actions"] if a["data"]["action"] == "confirm")
+    assert confirm["type"] == "Action.Submit" and confirm["data"]["action_id"]
+    before = assistant.desk.count()
+
+    submit = teams_activity("", service_url=bot.connector.url, value=confirm["data"])
+    assert (await bot.teams(submit))[0] in (200, 201)
+    done = card_text(FakeConnector.card(bot.connector.messages()[-1]))
+    assert re.search(
+        r"🎫 Ticket \[HELP-\d+\]\(https://desk\.example/tickets/HELP-\d+\) filed", done
+    )
+    again = teams_activity("", service_url=bot.connector.url, value=confirm["data"])
+    assert (await bot.teams(again))[0] in (200, 201)
+    assert "already handled" in card_text(FakeConnector.card(bot.connector.messages()[-1]))
+    assert assistant.desk.count() == before + 1
+
+
+async def test_someone_else_cannot_confirm(bot, assistant):
+    await bot.teams(
+        teams_activity("Please open a ticket: badge reader broken", service_url=bot.connector.url)
+    )
+    card = FakeConnector.card(bot.connector.messages()[-1])
+    confirm = next(a for a in card["actions"] if a["data"]["action"] == "confirm")
+    before = assistant.desk.count()
+    await bot.teams(
+        teams_activity(
+            "", service_url=bot.connector.url, user="29:bob", name="Bob", value=confirm["data"]
+        )
+    )
+    assert "Only Alice Moreau" in bot.connector.messages()[-1]["text"]
+    assert assistant.desk.count() == before
+
+
+async def test_unknown_user_and_bad_requests(bot):
+    await bot.teams(
+        teams_activity(CARRY_OVER, service_url=bot.connector.url, user="29:nobody", name="Nobody")
+    )
+    assert "directory" in bot.connector.messages()[-1]["text"]
+    async with bot.session.post(
+        bot.url + "/api/messages", data="{nope", headers={"Content-Type": "application/json"}
+    ) as r:
+        assert r.status == 400
+    async with bot.session.post(
+        bot.url + "/api/messages", data="hello", headers={"Content-Type": "text/plain"}
+    ) as r:
+        assert r.status == 415
+
+
+async def test_feedback_submit_is_stored(bot):
+    await bot.teams(teams_activity(CARRY_OVER, service_url=bot.connector.url))
+    card = FakeConnector.card(bot.connector.messages()[-1])
+    down = next(a for a in card["actions"] if a["data"].get("value") == "down")
+    await bot.teams(teams_activity("", service_url=bot.connector.url, value=down["data"]))
+    assert bot.connector.messages()[-1]["text"] == "Thanks for the feedback!"
+    (record,) = [r for r in await bot.state.feedback() if r["platform"] == "teams"]
+    assert (
+        record["vote"] == "down"
+        and record["user"] == "alice"
+        and record["turn_id"] == down["data"]["turn_id"]
+    )

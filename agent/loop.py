@@ -10,15 +10,16 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from datetime import date
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
 
 from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.retrieval import Passage
+from agent.telemetry import TurnTelemetry
 from agent.tools import TurnTools
 from agent.turns import Answer, Citation, TraceStep, Turn
 
@@ -39,17 +40,29 @@ class Run:
     queries: dict[str, str] = field(default_factory=dict)  # sub-question → current query
     tried: list[str] = field(default_factory=list)
     round: int = 0
-    pool: dict[str, dict[str, Passage]] = field(default_factory=dict)  # sub-question → chunk_id → passage
+    pool: dict[str, dict[str, Passage]] = field(
+        default_factory=dict
+    )  # sub-question → chunk_id → passage
     grades: dict[str, dict[str, Grade]] = field(default_factory=dict)
     facts: list[str] = field(default_factory=list)
     trace: list[TraceStep] = field(default_factory=list)
+    telemetry: TurnTelemetry | None = None  # the turn's span and metrics; None records nothing
 
     async def say(self, text: str) -> None:
         if self.progress is not None:
             await self.progress(text)
 
     def record(self, step_name: str, t0: float, **kw) -> None:
-        self.trace.append(TraceStep(round=self.round, step=step_name, ms=round((time.perf_counter() - t0) * 1000, 1), **kw))
+        self.trace.append(
+            TraceStep(
+                round=self.round,
+                step=step_name,
+                ms=round((time.perf_counter() - t0) * 1000, 1),
+                **kw,
+            )
+        )
+        if self.telemetry is not None:
+            self.telemetry.step(self.trace[-1])
 
 
 class _Ev(Event):
@@ -88,18 +101,27 @@ class AnswerLoop(Workflow):
         if route.kind == "smalltalk":
             return StopEvent(result=Answer(route.reply or "Hi!", "smalltalk", trace=run.trace))
         if route.kind == "ticket":
-            action = run.tools.create_ticket(route.ticket_title or route.question, _ticket_body(run.turn.text, []))
+            action = run.tools.create_ticket(
+                route.ticket_title or route.question, _ticket_body(run.turn.text, [])
+            )
             text = (
                 f"I can open this ticket for you:\n*{action.title}*\n{action.body}\n"
                 "Confirm to file it, or cancel."
             )
-            return StopEvent(result=Answer(text, "needs_confirmation", pending_action=action, trace=run.trace))
+            return StopEvent(
+                result=Answer(text, "needs_confirmation", pending_action=action, trace=run.trace)
+            )
         if route.kind == "crm" and route.customer_id:
             await run.say(f"looking up customer {route.customer_id}…")
             t1 = time.perf_counter()
             record = await asyncio.to_thread(run.tools.query_crm, route.customer_id)
             run.facts = _crm_facts(record)
-            run.record("query_crm", t1, decision="found" if "error" not in record else "missing", reason=route.customer_id)
+            run.record(
+                "query_crm",
+                t1,
+                decision="found" if "error" not in record else "missing",
+                reason=route.customer_id,
+            )
         return PlanEvent(run=run)
 
     @step
@@ -108,11 +130,23 @@ class AnswerLoop(Workflow):
         t0 = time.perf_counter()
         question = run.route.question
         if run.route.kind == "crm":
-            question = re.sub(r"\s+", " ", re.sub(r"(customer|client|account)?\s*#?\d{3,}", "", question, flags=re.I)).strip() or question
+            question = (
+                re.sub(
+                    r"\s+",
+                    " ",
+                    re.sub(r"(customer|client|account)?\s*#?\d{3,}", "", question, flags=re.I),
+                ).strip()
+                or question
+            )
         run.question = question
         run.subquestions = await self.reasoner.plan(question)
         run.queries = {q: q for q in run.subquestions}
-        run.record("plan", t0, decision=f"{len(run.subquestions)} sub-question(s)", queries=list(run.subquestions))
+        run.record(
+            "plan",
+            t0,
+            decision=f"{len(run.subquestions)} sub-question(s)",
+            queries=list(run.subquestions),
+        )
         return SearchEvent(run=run)
 
     @step
@@ -123,7 +157,9 @@ class AnswerLoop(Workflow):
         queries = [run.queries[sq] for sq in todo]
         await run.say("searching: " + "; ".join(queries) + "…")
         t0 = time.perf_counter()
-        results = await asyncio.gather(*(asyncio.to_thread(run.tools.search_docs, q) for q in queries))
+        results = await asyncio.gather(
+            *(asyncio.to_thread(run.tools.search_docs, q) for q in queries)
+        )
         hits = 0
         for sq, q, passages in zip(todo, queries, results, strict=True):
             run.tried.append(q)
@@ -141,14 +177,22 @@ class AnswerLoop(Workflow):
         await run.say(f"checking {sum(len(run.pool.get(sq, {})) for sq in todo)} passages…")
         for sq in todo:
             t0 = time.perf_counter()
-            passages = [p for cid, p in run.pool.get(sq, {}).items() if cid not in run.grades.get(sq, {})]
+            passages = [
+                p for cid, p in run.pool.get(sq, {}).items() if cid not in run.grades.get(sq, {})
+            ]
             grades = await self.reasoner.grade(sq, passages) if passages else []
             got = run.grades.setdefault(sq, {})
             for p, g in zip(passages, grades, strict=False):
                 got[p.chunk_id] = g
                 p.extra["grade"] = g.score
-            kept = [p.chunk_id for p, g in zip(passages, grades, strict=False) if g.label != "off_topic"]
-            dropped = [f"{p.chunk_id}: {g.reason}" for p, g in zip(passages, grades, strict=False) if g.label == "off_topic"]
+            kept = [
+                p.chunk_id for p, g in zip(passages, grades, strict=False) if g.label != "off_topic"
+            ]
+            dropped = [
+                f"{p.chunk_id}: {g.reason}"
+                for p, g in zip(passages, grades, strict=False)
+                if g.label == "off_topic"
+            ]
             labels = [g.label for g in got.values()]
             if "relevant" in labels:
                 decision, reason = "enough", "a relevant passage was found"
@@ -156,7 +200,16 @@ class AnswerLoop(Workflow):
                 decision, reason = "broaden", "found too little: only partial matches"
             else:
                 decision, reason = "rewrite", "found only off-topic passages"
-            run.record("grade", t0, decision=decision, reason=reason, queries=[sq], hits=len(passages), kept=kept, dropped=dropped)
+            run.record(
+                "grade",
+                t0,
+                decision=decision,
+                reason=reason,
+                queries=[sq],
+                hits=len(passages),
+                kept=kept,
+                dropped=dropped,
+            )
             if decision != "enough" and run.round < MAX_ROUNDS:
                 t1 = time.perf_counter()
                 best = _ranked(run, sq)
@@ -164,7 +217,9 @@ class AnswerLoop(Workflow):
                 new_query = await self.reasoner.rewrite(sq, best, mode, run.tried)
                 run.queries[sq] = new_query
                 run.record(mode, t1, decision=mode, reason=reason, queries=[new_query])
-        if run.round < MAX_ROUNDS and any(not _enough(run.grades.get(sq, {})) for sq in run.subquestions):
+        if run.round < MAX_ROUNDS and any(
+            not _enough(run.grades.get(sq, {})) for sq in run.subquestions
+        ):
             return SearchEvent(run=run)
         return AnswerEvent(run=run)
 
@@ -172,25 +227,51 @@ class AnswerLoop(Workflow):
     async def answer(self, ev: AnswerEvent) -> StopEvent:
         run = ev.run
         passages = _selected(run)
-        if not passages and self.fallback is not None:
+        await run.say("writing the answer…")
+        draft, answered = await self._write(run, passages)
+        if not answered and self.fallback is not None:
+            # The company documents are silent: try the second source, and label what it gives.
             t0 = time.perf_counter()
             extra = await asyncio.to_thread(self.fallback.search, run.question, run.turn.groups)
             for p in extra:
                 p.extra["external"] = True
-            passages = extra[:MAX_PASSAGES]
             run.record("fallback", t0, hits=len(extra))
-        await run.say("writing the answer…")
-        t0 = time.perf_counter()
-        draft = await self.reasoner.answer(run.question, run.subquestions, passages, run.facts) if passages else Draft([], list(run.subquestions))
-        run.record("answer", t0, decision=f"{len(draft.sentences)} sentence(s)", reason="missing: " + "; ".join(draft.missing) if draft.missing else "")
-        t0 = time.perf_counter()
-        check = await self.reasoner.check(run.question, draft, passages, run.facts) if draft.sentences else None
-        if check is not None:
-            dropped = [s.text for s, ok in zip(draft.sentences, check.supported, strict=False) if not ok]
-            draft.sentences = [s for s, ok in zip(draft.sentences, check.supported, strict=False) if ok]
-            run.record("check", t0, decision="grounded" if check.answers_question else "does not answer", reason=check.reason, dropped=dropped)
-        answered = bool(draft.sentences) and check is not None and check.answers_question
+            if extra:
+                external_draft, external_ok = await self._write(run, extra[:MAX_PASSAGES])
+                if external_ok:
+                    draft, answered, passages = external_draft, True, extra[:MAX_PASSAGES]
         return StopEvent(result=_compose(run, draft, passages, answered))
+
+    async def _write(self, run: Run, passages: list[Passage]) -> tuple[Draft, bool]:
+        """Answer from the passages, then check it; unsupported sentences are dropped."""
+        t0 = time.perf_counter()
+        draft = (
+            await self.reasoner.answer(run.question, run.subquestions, passages, run.facts)
+            if passages
+            else Draft([], list(run.subquestions))
+        )
+        run.record(
+            "answer",
+            t0,
+            decision=f"{len(draft.sentences)} sentence(s)",
+            reason="missing: " + "; ".join(draft.missing) if draft.missing else "",
+        )
+        if not draft.sentences:
+            return draft, False
+        t0 = time.perf_counter()
+        check = await self.reasoner.check(run.question, draft, passages, run.facts)
+        dropped = [
+            s.text for s, ok in zip(draft.sentences, check.supported, strict=False) if not ok
+        ]
+        draft.sentences = [s for s, ok in zip(draft.sentences, check.supported, strict=False) if ok]
+        run.record(
+            "check",
+            t0,
+            decision="grounded" if check.answers_question else "does not answer",
+            reason=check.reason,
+            dropped=dropped,
+        )
+        return draft, bool(draft.sentences) and check.answers_question
 
 
 def _enough(grades: dict[str, Grade]) -> bool:
@@ -200,13 +281,20 @@ def _enough(grades: dict[str, Grade]) -> bool:
 def _ranked(run: Run, sq: str) -> list[Passage]:
     grades = run.grades.get(sq, {})
     pool = run.pool.get(sq, {})
-    return sorted(pool.values(), key=lambda p: -grades[p.chunk_id].score if p.chunk_id in grades else 0.0)
+    return sorted(
+        pool.values(), key=lambda p: -grades[p.chunk_id].score if p.chunk_id in grades else 0.0
+    )
 
 
 def _selected(run: Run) -> list[Passage]:
     """Strongest first, off-topic never, at most ~8, shared fairly between sub-questions."""
     per_sq = [
-        [p for p in _ranked(run, sq) if run.grades.get(sq, {}).get(p.chunk_id) and run.grades[sq][p.chunk_id].label != "off_topic"]
+        [
+            p
+            for p in _ranked(run, sq)
+            if run.grades.get(sq, {}).get(p.chunk_id)
+            and run.grades[sq][p.chunk_id].label != "off_topic"
+        ]
         for sq in run.subquestions
     ]
     chosen: dict[str, Passage] = {}
@@ -235,11 +323,21 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
     def cite(p: Passage, quote: str) -> int:
         if p.chunk_id not in number:
             number[p.chunk_id] = len(citations) + 1
-            citations.append(Citation(
-                n=number[p.chunk_id], doc_id=p.doc_id, title=p.title, breadcrumbs=p.breadcrumbs, source=p.source,
-                link=p.link, page=p.page, anchor=p.anchor, quote=quote[:300], updated=p.updated,
-                external=bool(p.extra.get("external")),
-            ))
+            citations.append(
+                Citation(
+                    n=number[p.chunk_id],
+                    doc_id=p.doc_id,
+                    title=p.title,
+                    breadcrumbs=p.breadcrumbs,
+                    source=p.source,
+                    link=p.link,
+                    page=p.page,
+                    anchor=p.anchor,
+                    quote=quote[:300],
+                    updated=p.updated,
+                    external=bool(p.extra.get("external")),
+                )
+            )
         return number[p.chunk_id]
 
     searched = list(dict.fromkeys(run.tried))
@@ -247,7 +345,9 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
     if answered:
         lines = []
         for s in draft.sentences:
-            marks = "".join(f"[{cite(passages[i], s.text)}]" for i in s.sources if 0 <= i < len(passages))
+            marks = "".join(
+                f"[{cite(passages[i], s.text)}]" for i in s.sources if 0 <= i < len(passages)
+            )
             lines.append(f"{s.text} {marks}".strip())
         text = crm + " ".join(lines)
         status = "answered"
@@ -261,12 +361,16 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
     tried = ", ".join(f"“{q}”" for q in searched) or "nothing"
     text = f"I don't know: I searched for {tried} and found nothing that answers it."
     if closest:
-        text += " Closest: " + "; ".join(f"[{cite(p, p.body[:200])}] {p.title}" for p in closest) + "."
+        text += (
+            " Closest: " + "; ".join(f"[{cite(p, p.body[:200])}] {p.title}" for p in closest) + "."
+        )
     text += " Want me to open a ticket?"
     if crm:
         return Answer(crm + text, "partial", citations, trace=run.trace, searched=searched)
     action = run.tools.create_ticket(run.route.question, _ticket_body(run.route.question, searched))
-    return Answer(text, "unknown", citations, pending_action=action, trace=run.trace, searched=searched)
+    return Answer(
+        text, "unknown", citations, pending_action=action, trace=run.trace, searched=searched
+    )
 
 
 def _ticket_body(question: str, searched: list[str]) -> str:
@@ -279,7 +383,10 @@ def _ticket_body(question: str, searched: list[str]) -> str:
 def _crm_facts(record: dict) -> list[str]:
     if "error" in record:
         return [record["error"]]
-    facts = [f"Customer {record.get('id')}: " + ", ".join(f"{k} {_value(v)}" for k, v in record.items() if k not in ("orders", "id"))]
+    facts = [
+        f"Customer {record.get('id')}: "
+        + ", ".join(f"{k} {_value(v)}" for k, v in record.items() if k not in ("orders", "id"))
+    ]
     for o in record.get("orders", []):
         facts.append("Order " + ", ".join(f"{k} {_value(v)}" for k, v in o.items()))
     return facts

@@ -35,12 +35,19 @@ _TICKET = re.compile(
     r"\b(open|create|file|raise|log|submit)\s+(a\s+|an\s+)?(new\s+)?(support\s+|it\s+|help\s*desk\s+)?ticket\b[:\s-]*",
     re.I,
 )
-_CUSTOMER = re.compile(r"\b(?:customer|client|account)\s*(?:no\.?|number|id)?\s*#?\s*(\d{3,})\b|#(\d{3,})\b", re.I)
+_CUSTOMER = re.compile(
+    r"\b(?:customer|client|account)\s*(?:no\.?|number|id)?\s*#?\s*(\d{3,})\b|#(\d{3,})\b", re.I
+)
 _FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|also|but|same for|and for|what if)\b", re.I)
-_SPLIT = re.compile(r"\s*(?:\?|;|\band also\b|\band tell me\b|\band whether\b|\band which\b|\band what\b|\band how\b|\band when\b)\s*", re.I)
+_SPLIT = re.compile(
+    r"\s*(?:\?|;|\band also\b|\band tell me\b|\band whether\b|\band which\b|\band what\b|\band how\b|\band when\b)\s*",
+    re.I,
+)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _NUMBER = re.compile(r"\d")
-_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:[a-zа-яіїєґ]{1,2}|ст|St|No|Nr|Mr|Mrs|Ms|Dr|e\.g|i\.e|etc|approx|incl|вул|буд|просп)\.$")
+_ABBREVIATION = re.compile(
+    r"(?:^|[\s(])(?:[a-zа-яіїєґ]{1,2}|ст|St|No|Nr|Mr|Mrs|Ms|Dr|e\.g|i\.e|etc|approx|incl|вул|буд|просп)\.$"
+)
 _DATE = re.compile(
     r"\b(\d{4}-\d{2}-\d{2}|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|monday|tuesday|wednesday|"
     r"thursday|friday|saturday|sunday|\d{1,2}:\d{2}|quarter|year|month|week|day)",
@@ -50,7 +57,10 @@ _DATE = re.compile(
 
 def answer_kind(question: str) -> Literal["number", "date", "any"]:
     q = question.lower()
-    if re.search(r"\bhow (many|much|long|often)\b|\bwhat (is the )?(price|cost|rate|percentage|amount|limit)\b|скільки|сколько|多少|几", q):
+    if re.search(
+        r"\bhow (many|much|long|often)\b|\bwhat (is the )?(price|cost|rate|percentage|amount|limit)\b|скільки|сколько|多少|几",
+        q,
+    ):
         return "number"
     if re.search(r"\bwhen\b|\bwhat (date|time|day)\b|\bdeadline\b|коли|когда|什么时候|何时", q):
         return "date"
@@ -107,13 +117,19 @@ class OfflineReasoner:
     # Thresholds on a 0..1 blended score; set on the handbook golden set and XQuAD train-style checks.
     relevant_at = 0.55
     partial_at = 0.35
-    answer_at = 0.45  # the best sentence must reach this (0.5 x its similarity is added when embedding)
-    support_at = 0.88  # coverage + meaning - unseen / 2, for the final "does it answer the question?"
+    answer_at = (
+        0.45  # the best sentence must reach this (0.5 x its similarity is added when embedding)
+    )
+    support_at = (
+        0.88  # coverage + meaning - unseen / 2, for the final "does it answer the question?"
+    )
     cross_meaning_at = 0.35
 
     def __init__(self, stats: Callable[[], TermStats], embedders: Sequence[Embedder] = ()):
         self._stats = stats  # lazy: built from the index on first use
-        self._embedders = {e.name: e for e in embedders}  # to compare sentences with the question by meaning
+        self._embedders = {
+            e.name: e for e in embedders
+        }  # to compare sentences with the question by meaning
 
     def _embedder(self, lang: str) -> Embedder | None:
         if lang == "en" and "minilm" in self._embedders:
@@ -134,10 +150,14 @@ class OfflineReasoner:
     async def route(self, text: str, history: Sequence[Message]) -> Route:
         clean = text.strip()
         if _SMALLTALK.match(clean):
-            return Route("smalltalk", clean, reply=(
-                "Hi! Ask me anything about our documents — policies, releases, customers — and I'll answer "
-                "with sources. I can also open a ticket for you."
-            ))
+            return Route(
+                "smalltalk",
+                clean,
+                reply=(
+                    "Hi! Ask me anything about our documents — policies, releases, customers — and I'll answer "
+                    "with sources. I can also open a ticket for you."
+                ),
+            )
         if _TICKET.search(clean):
             title = _TICKET.sub("", clean, count=1).strip(" :.-") or clean
             return Route("ticket", clean, ticket_title=title[:120])
@@ -152,8 +172,16 @@ class OfflineReasoner:
         return Route("question", question)
 
     async def plan(self, question: str) -> list[str]:
-        compare = re.match(r"^\s*compare\s+(.+?)\s+(?:and|with|to|vs\.?|versus)\s+(.+?)(?:[,;]\s*|\s+and\s+)(.*)$", question, re.I)
-        parts = [compare.group(1), compare.group(2), compare.group(3)] if compare else _SPLIT.split(question)
+        compare = re.match(
+            r"^\s*compare\s+(.+?)\s+(?:and|with|to|vs\.?|versus)\s+(.+?)(?:[,;]\s*|\s+and\s+)(.*)$",
+            question,
+            re.I,
+        )
+        parts = (
+            [compare.group(1), compare.group(2), compare.group(3)]
+            if compare
+            else _SPLIT.split(question)
+        )
         parts = [p.strip(" ,.") for p in parts if p and len(tokenize(p)) >= 2]
         return parts if len(parts) > 1 else [question]
 
@@ -170,15 +198,33 @@ class OfflineReasoner:
             else:
                 cov = coverage(weights, set(tokenize(p.text, p.lang)))
                 score = 0.6 * cov + 0.4 * sim_n
-            label = "relevant" if score >= self.relevant_at else "partial" if score >= self.partial_at else "off_topic"
-            grades.append(Grade(label, round(score, 3), f"score {score:.2f} (similarity {sim:.2f})"))
+            label = (
+                "relevant"
+                if score >= self.relevant_at
+                else "partial"
+                if score >= self.partial_at
+                else "off_topic"
+            )
+            grades.append(
+                Grade(label, round(score, 3), f"score {score:.2f} (similarity {sim:.2f})")
+            )
         return grades
 
-    async def rewrite(self, question: str, passages: Sequence[Passage], mode: Literal["rewrite", "broaden"], tried: Sequence[str]) -> str:
+    async def rewrite(
+        self,
+        question: str,
+        passages: Sequence[Passage],
+        mode: Literal["rewrite", "broaden"],
+        tried: Sequence[str],
+    ) -> str:
         stats = self.stats
         q_terms = set(tokenize(question))
         if mode == "broaden":
-            keep = [w for w in re.findall(r"\w[\w.-]*", question) if not set(tokenize(w)) & set(stats.unseen(tokenize(w)))]
+            keep = [
+                w
+                for w in re.findall(r"\w[\w.-]*", question)
+                if not set(tokenize(w)) & set(stats.unseen(tokenize(w)))
+            ]
             broadened = " ".join(keep)
             if broadened and broadened not in tried:
                 return broadened
@@ -195,7 +241,13 @@ class OfflineReasoner:
         candidate = f"{question} {' '.join(extra)}".strip()
         return candidate if candidate not in tried else f"{question} {' '.join(extra[:2])}"
 
-    async def answer(self, question: str, subquestions: Sequence[str], passages: Sequence[Passage], facts: Sequence[str]) -> Draft:
+    async def answer(
+        self,
+        question: str,
+        subquestions: Sequence[str],
+        passages: Sequence[Passage],
+        facts: Sequence[str],
+    ) -> Draft:
         stats = self.stats
         chosen: list[Sentence] = []
         missing: list[str] = []
@@ -209,7 +261,9 @@ class OfflineReasoner:
                     chosen.append(s)
         return Draft(_with_conflict_note(chosen[:5], passages), missing)
 
-    def _best_sentences(self, question: str, passages: Sequence[Passage], stats: TermStats) -> list[Sentence]:
+    def _best_sentences(
+        self, question: str, passages: Sequence[Passage], stats: TermStats
+    ) -> list[Sentence]:
         q_lang = detect_lang(question)
         weights = stats.key_terms(question, q_lang)
         kind = answer_kind(question)
@@ -233,7 +287,10 @@ class OfflineReasoner:
             # Re-score the best candidates by meaning, not only by shared words.
             head = scored[:SENTENCE_CANDIDATES]
             sims = self._sentence_sims(question, [s for _, _, s in head])
-            scored = sorted(((sc + 0.5 * sim, i, s) for (sc, i, s), sim in zip(head, sims, strict=True)), key=lambda x: -x[0])
+            scored = sorted(
+                ((sc + 0.5 * sim, i, s) for (sc, i, s), sim in zip(head, sims, strict=True)),
+                key=lambda x: -x[0],
+            )
         top_score = scored[0][0]
         if top_score < self.answer_at:
             return []
@@ -245,7 +302,9 @@ class OfflineReasoner:
                 picked.append(Sentence(_in_context(s, passages[i]), [i]))
         return picked
 
-    async def check(self, question: str, draft: Draft, passages: Sequence[Passage], facts: Sequence[str] = ()) -> Check:
+    async def check(
+        self, question: str, draft: Draft, passages: Sequence[Passage], facts: Sequence[str] = ()
+    ) -> Check:
         quotes = [s for s in draft.sentences if not s.note]
         if not quotes:
             return Check([True] * len(draft.sentences), False, "nothing in the passages answers it")
@@ -254,17 +313,23 @@ class OfflineReasoner:
             body = " ".join(passages[i].text for i in s.sources if 0 <= i < len(passages))
             supported.append(bool(s.sources) and (s.note or _overlap(s.text, body) >= 0.6))
         f = self.features(question, draft, passages)
-        ok = self.supports(f) and kind_matches(answer_kind(question), " ".join(s.text for s in quotes))
+        ok = self.supports(f) and kind_matches(
+            answer_kind(question), " ".join(s.text for s in quotes)
+        )
         return Check(supported, ok, ", ".join(f"{k} {v:.2f}" for k, v in f.items()))
 
-    def features(self, question: str, draft: Draft, passages: Sequence[Passage]) -> dict[str, float]:
+    def features(
+        self, question: str, draft: Draft, passages: Sequence[Passage]
+    ) -> dict[str, float]:
         """What the support check weighs: shared key terms, closeness in meaning, words never seen."""
         stats = self.stats
         q_lang = detect_lang(question)
         weights = stats.key_terms(question, q_lang)
         quotes = [s for s in draft.sentences if not s.note]
         cited = [passages[i] for s in quotes for i in s.sources if 0 <= i < len(passages)]
-        tokens = set(tokenize(" ".join(s.text for s in quotes))) | {t for p in cited for t in tokenize(p.breadcrumbs, p.lang)}
+        tokens = set(tokenize(" ".join(s.text for s in quotes))) | {
+            t for p in cited for t in tokenize(p.breadcrumbs, p.lang)
+        }
         total = sum(weights.values()) or 1.0
         return {
             "coverage": coverage(weights, tokens),
@@ -284,7 +349,12 @@ def _in_context(sentence: str, p: Passage) -> str:
     sentence already says it: the heading often holds the version, date or name asked about."""
     crumbs = [c.strip() for c in p.breadcrumbs.split(">")]
     heading = crumbs[-1] if len(crumbs) > 1 else ""
-    if not heading or len(heading.split()) > 10 or heading.lower() in sentence.lower() or sentence.startswith(heading):
+    if (
+        not heading
+        or len(heading.split()) > 10
+        or heading.lower() in sentence.lower()
+        or sentence.startswith(heading)
+    ):
         return sentence
     return f"{heading}: {sentence}"
 
@@ -302,7 +372,13 @@ def _with_conflict_note(chosen: list[Sentence], passages: Sequence[Passage]) -> 
     for i, (a, nums_a) in enumerate(numbered):
         for b, nums_b in numbered[i + 1 :]:
             pa, pb = passages[a.sources[0]], passages[b.sources[0]]
-            if pa.doc_id != pb.doc_id and nums_a and nums_b and nums_a != nums_b and pa.updated != pb.updated:
+            if (
+                pa.doc_id != pb.doc_id
+                and nums_a
+                and nums_b
+                and nums_a != nums_b
+                and pa.updated != pb.updated
+            ):
                 new, old = (pa, pb) if pa.updated > pb.updated else (pb, pa)
                 note = Sentence(
                     f"Note: {old.title} (updated {old.updated}) says otherwise; {new.title} (updated {new.updated}) is newer and applies.",

@@ -64,14 +64,28 @@ class Reasoner(Protocol):
         """One grade per passage, all in one go."""
         ...
 
-    async def rewrite(self, question: str, passages: Sequence[Passage], mode: Literal["rewrite", "broaden"], tried: Sequence[str]) -> str:
+    async def rewrite(
+        self,
+        question: str,
+        passages: Sequence[Passage],
+        mode: Literal["rewrite", "broaden"],
+        tried: Sequence[str],
+    ) -> str:
         """A new query: ``rewrite`` when what came back was off-topic, ``broaden`` when it was too little."""
         ...
 
-    async def answer(self, question: str, subquestions: Sequence[str], passages: Sequence[Passage], facts: Sequence[str]) -> Draft:
+    async def answer(
+        self,
+        question: str,
+        subquestions: Sequence[str],
+        passages: Sequence[Passage],
+        facts: Sequence[str],
+    ) -> Draft:
         """Sentences, each citing the passages that support it. ``facts`` are tool results (CRM)."""
         ...
 
-    async def check(self, question: str, draft: Draft, passages: Sequence[Passage], facts: Sequence[str] = ()) -> Check:
+    async def check(
+        self, question: str, draft: Draft, passages: Sequence[Passage], facts: Sequence[str] = ()
+    ) -> Check:
         """Is every sentence supported by what it cites (passages, or the tool ``facts``)? Does it answer?"""
         ...

@@ -1,17 +1,23 @@
-"""Hybrid search under the asker's groups: one index query, dense + BM25, fused by weighted RRF.
+"""Hybrid search under the asker's groups: one index query, dense + BM25, fused in the index.
 
-The dense weights follow the query's language: MiniLM is strong in English and useless elsewhere,
-the multilingual USE carries other languages and cross-lingual questions.
+The default fusion adds up raw scores: weight × cosine for each dense model plus weight × BM25
+divided by the number of distinct query terms (so long and short questions weigh BM25 alike).
+The weights follow the query's language: MiniLM is strong in English and useless elsewhere, the
+multilingual USE carries other languages and cross-lingual questions, where BM25 finds nothing
+and the cosines decide. Weighted RRF remains as a setting (``fusion="rrf"``). An optional
+``Reranker`` reorders a deeper candidate list (``rerank_depth``) before ``top_k`` are kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from agent.rerank import Reranker
 from ingest.embed import Embedder
 from ingest.index import Hit, HybridQuery, Index
 from ingest.languages import detect_lang
@@ -42,17 +48,27 @@ class Passage:
     def body(self) -> str:
         """The text without its breadcrumb header."""
         head = self.breadcrumbs + "\n\n"
-        return self.text[len(head):] if self.text.startswith(head) else self.text
+        return self.text[len(head) :] if self.text.startswith(head) else self.text
 
     @classmethod
     def from_hit(cls, hit: Hit) -> Passage:
         p = hit.payload
         return cls(
-            doc_id=p["doc_id"], chunk_id=p["chunk_id"], parent_id=p.get("parent_id", ""),
-            title=p.get("title", ""), breadcrumbs=p.get("breadcrumbs", ""), text=p.get("text", ""),
-            source=p.get("source", ""), link=link_for(p), anchor=p.get("anchor", ""),
-            page=p.get("page"), updated=p.get("updated", ""), owner=p.get("owner", ""),
-            lang=p.get("lang", "en"), score=hit.score, url=p.get("url"),
+            doc_id=p["doc_id"],
+            chunk_id=p["chunk_id"],
+            parent_id=p.get("parent_id", ""),
+            title=p.get("title", ""),
+            breadcrumbs=p.get("breadcrumbs", ""),
+            text=p.get("text", ""),
+            source=p.get("source", ""),
+            link=link_for(p),
+            anchor=p.get("anchor", ""),
+            page=p.get("page"),
+            updated=p.get("updated", ""),
+            owner=p.get("owner", ""),
+            lang=p.get("lang", "en"),
+            score=hit.score,
+            url=p.get("url"),
         )
 
 
@@ -72,8 +88,35 @@ class Filters:
 
 
 class Retriever:
-    def __init__(self, index: Index, embedders: Sequence[Embedder], sparse: BM25Encoder, settings: RetrievalSettings):
-        self.index, self.embedders, self.sparse, self.settings = index, list(embedders), sparse, settings
+    def __init__(
+        self,
+        index: Index,
+        embedders: Sequence[Embedder],
+        sparse: BM25Encoder,
+        settings: RetrievalSettings,
+        reranker: Reranker | None = None,
+    ):
+        self.index, self.embedders, self.sparse, self.settings = (
+            index,
+            list(embedders),
+            sparse,
+            settings,
+        )
+        self.reranker = reranker
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embed")
+
+    def _embed(self, query: str, embedders: list[Embedder]) -> dict[str, list[float]]:
+        """The query's vector from each model, the models side by side on the two cores, each
+        with one BLAS thread (BLAS threads spinning for a busy core were several times slower)."""
+
+        def one(e: Embedder) -> list[float]:
+            with threadpool_limits(limits=1, user_api="blas"):
+                return e.embed([query], kind="query")[0].tolist()
+
+        if len(embedders) < 2:
+            return {e.name: one(e) for e in embedders}
+        others = {e.name: self._pool.submit(one, e) for e in embedders[1:]}
+        return {embedders[0].name: one(embedders[0])} | {n: f.result() for n, f in others.items()}
 
     def weights(self, lang: str) -> dict[str, float]:
         w = self.settings.weights_en if lang == "en" else self.settings.weights_other
@@ -89,38 +132,43 @@ class Retriever:
         readers: Sequence[Sequence[str]] = (),
     ) -> list[Passage]:
         """Passages the asker (and, in a channel, every member listed in ``readers``) may read."""
+        s = self.settings
         lang = detect_lang(query)
         weights = self.weights(lang)
-        with threadpool_limits(limits=1, user_api="blas"):
-            dense = {
-                e.name: e.embed([query], kind="query")[0].tolist() for e in self.embedders if weights.get(e.name, 0) > 0
-            }
+        dense = self._embed(query, [e for e in self.embedders if weights.get(e.name, 0) > 0])
+        sparse = self.sparse.encode_query(query, lang)
+        if s.fusion == "sum" and sparse.indices:
+            weights["sparse"] /= len(sparse.indices)
+        limit = max(top_k, s.rerank_depth) if self.reranker else top_k
         q = HybridQuery(
             groups=list(groups),
             dense=dense,
-            sparse=self.sparse.encode_query(query, lang),
+            sparse=sparse,
             weights=weights,
-            limit=top_k,
-            prefetch=self.settings.prefetch,
-            rrf_k=self.settings.rrf_k,
+            limit=limit,
+            prefetch=max(s.prefetch, limit),
+            fusion=s.fusion,
+            rrf_k=s.rrf_k,
             doc_ids=filters.doc_ids if filters else None,
             updated_after=filters.updated_after if filters else None,
             readers=[list(r) for r in readers],
             with_vectors=list(dense),
         )
         hits = self.index.query(q)
-        if lang != "en" and "use" in dense:
-            # Words only meet words of the same language: give documents in other languages a
-            # second, dense-only chance, interleaved with the hybrid ranking.
+        if s.fusion == "rrf" and lang != "en" and "use" in dense:
+            # Ranks know nothing of scores: give documents in other languages, which no query
+            # word matches, a second, dense-only chance, interleaved with the hybrid ranking.
             cross = self.index.query(replace(q, weights={**weights, "sparse": 0.0}))
-            hits = _interleave(hits, cross, top_k)
+            hits = _interleave(hits, cross, limit)
         passages = []
         for hit in hits:
             p = Passage.from_hit(hit)
-            # Cosine of query and passage per model: a confidence RRF scores cannot give.
+            # Cosine of query and passage per model: a confidence fused scores cannot give.
             p.extra = {f"sim_{n}": float(np.dot(dense[n], v)) for n, v in hit.vectors.items()}
             passages.append(p)
-        return passages
+        if self.reranker and passages:
+            passages = self.reranker.rerank(query, passages, top_k)
+        return passages[:top_k]
 
 
 def _interleave(a: list[Hit], b: list[Hit], limit: int) -> list[Hit]:
@@ -128,6 +176,6 @@ def _interleave(a: list[Hit], b: list[Hit], limit: int) -> list[Hit]:
     for pair in zip(a, b, strict=False):
         for h in pair:
             out.setdefault(h.id, h)
-    for h in a[len(b):] + b[len(a):]:
+    for h in a[len(b) :] + b[len(a) :]:
         out.setdefault(h.id, h)
     return list(out.values())[:limit]

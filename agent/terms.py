@@ -28,7 +28,10 @@ _OTHER_QUESTION_WORDS = {
     "zh": "什么 怎么 怎样 哪 哪里 哪些 多少 几 吗 呢 是否 如何 为什么 谁 何时 请问 可以 能 需要 我们 公司 规定",
 }
 QUESTION_WORDS = {t for w in _QUESTION_WORDS.split() for t in (w, *tokenize(w, "en"))} | {
-    t for lang, words in _OTHER_QUESTION_WORDS.items() for w in words.split() for t in (w, *tokenize(w, lang))
+    t
+    for lang, words in _OTHER_QUESTION_WORDS.items()
+    for w in words.split()
+    for t in (w, *tokenize(w, lang))
 }
 
 
@@ -52,7 +55,11 @@ class TermStats:
 
     def key_terms(self, question: str, lang: str | None = None) -> dict[str, float]:
         """Question terms with their IDF weight, question words removed."""
-        terms = [t for t in tokenize(question, lang) if t not in QUESTION_WORDS and len(t) > 1 or t.isdigit()]
+        terms = [
+            t
+            for t in tokenize(question, lang)
+            if t not in QUESTION_WORDS and len(t) > 1 or t.isdigit()
+        ]
         return {t: self.idf(t) for t in dict.fromkeys(terms)}
 
     def unseen(self, terms: Iterable[str]) -> list[str]:

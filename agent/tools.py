@@ -37,9 +37,15 @@ class TurnTools:
     box: Toolbox
     turn: Turn
 
-    def search_docs(self, query: str, updated_after: str | None = None, top_k: int = 8) -> list[Passage]:
+    def search_docs(
+        self, query: str, updated_after: str | None = None, top_k: int = 8
+    ) -> list[Passage]:
         """Search the company documents the asker may read; newest-first filters via updated_after (ISO date)."""
-        filters = Filters(updated_after=f"{updated_after}T00:00:00Z" if updated_after and len(updated_after) == 10 else updated_after)
+        filters = Filters(
+            updated_after=f"{updated_after}T00:00:00Z"
+            if updated_after and len(updated_after) == 10
+            else updated_after
+        )
         return self.box.retriever.search(
             query, self.turn.groups, filters, top_k=top_k, readers=self.turn.member_groups
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -22,8 +23,12 @@ class TraceStore(Protocol):
 def _record(turn: Turn, answer: Answer) -> dict:
     # Ids, decisions and timings only: the question is kept, document text and secrets are not.
     return {
-        "turn_id": turn.turn_id, "user": turn.user_id, "at": time.time(), "question": turn.text,
-        "status": answer.status, "summary": answer.trace_summary(),
+        "turn_id": turn.turn_id,
+        "user": turn.user_id,
+        "at": time.time(),
+        "question": turn.text,
+        "status": answer.status,
+        "summary": answer.trace_summary(),
         "steps": [asdict(s) for s in answer.trace],
     }
 
@@ -35,15 +40,23 @@ class SqliteTraceStore:
         self._lock = threading.Lock()
         self.keep = keep
         with self._db:
-            self._db.execute("CREATE TABLE IF NOT EXISTS traces (n INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT)")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS traces (n INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT)"
+            )
 
     def save(self, turn: Turn, answer: Answer) -> None:
         with self._lock, self._db:
-            self._db.execute("INSERT INTO traces (data) VALUES (?)", (json.dumps(_record(turn, answer)),))
-            self._db.execute("DELETE FROM traces WHERE n <= (SELECT MAX(n) FROM traces) - ?", (self.keep,))
+            self._db.execute(
+                "INSERT INTO traces (data) VALUES (?)", (json.dumps(_record(turn, answer)),)
+            )
+            self._db.execute(
+                "DELETE FROM traces WHERE n <= (SELECT MAX(n) FROM traces) - ?", (self.keep,)
+            )
 
     def recent(self, limit: int = 20) -> list[dict]:
-        rows = self._db.execute("SELECT data FROM traces ORDER BY n DESC LIMIT ?", (limit,)).fetchall()
+        rows = self._db.execute(
+            "SELECT data FROM traces ORDER BY n DESC LIMIT ?", (limit,)
+        ).fetchall()
         return [json.loads(r[0]) for r in rows]
 
 
@@ -52,10 +65,16 @@ class RedisTraceStore:
         self.client, self.key, self.maxlen = client, key, maxlen
 
     def save(self, turn: Turn, answer: Answer) -> None:
-        try:
-            self.client.xadd(self.key, {"data": json.dumps(_record(turn, answer))}, maxlen=self.maxlen, approximate=True)
-        except Exception:  # traces must never cost the user their answer
-            pass
+        with contextlib.suppress(Exception):  # traces must never cost the user their answer
+            self.client.xadd(
+                self.key,
+                {"data": json.dumps(_record(turn, answer))},
+                maxlen=self.maxlen,
+                approximate=True,
+            )
 
     def recent(self, limit: int = 20) -> list[dict]:
-        return [json.loads(fields[b"data"] if b"data" in fields else fields["data"]) for _, fields in self.client.xrevrange(self.key, count=limit)]
+        return [
+            json.loads(fields[b"data"] if b"data" in fields else fields["data"])
+            for _, fields in self.client.xrevrange(self.key, count=limit)
+        ]

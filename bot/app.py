@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from agent.retrieval import Retriever
+from agent.telemetry import Telemetry, build_telemetry
 from bot.directory import FileDirectory
 from ingest.backends import build_embedders, open_index
 from ingest.pipeline import Ingester
@@ -20,6 +21,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 @dataclass
 class Deps:
     settings: Settings
+    _extra_indexes: list = field(default_factory=list)
 
     @cached_property
     def embedders(self):
@@ -46,9 +48,35 @@ class Deps:
     def directory(self) -> FileDirectory:
         return FileDirectory.load(self.settings.directory_file)
 
+    @cached_property
+    def telemetry(self) -> Telemetry:
+        """Metrics for /metrics, and traces to FOOTNOTE_TELEMETRY__OTLP_ENDPOINT when it is set."""
+        return build_telemetry(self.settings)
+
+    @cached_property
+    def fallback(self):
+        """The second source, when ``FOOTNOTE_FALLBACK__COLLECTION`` names one."""
+        fb = self.settings.fallback
+        if fb is None:
+            return None
+        from agent.fallback import CollectionFallback
+
+        other = self.settings.model_copy(
+            update={"qdrant": self.settings.qdrant.model_copy(update={"collection": fb.collection})}
+        )
+        index = open_index(other, {e.name: e.dim for e in self.embedders})
+        self._extra_indexes.append(index)
+        return CollectionFallback(
+            Retriever(index, self.embedders, self.sparse, self.settings.retrieval), label=fb.label
+        )
+
     def close(self) -> None:
+        for index in self._extra_indexes:
+            index.close()
         if "index" in self.__dict__:
             self.index.close()
+        if "telemetry" in self.__dict__:
+            self.telemetry.close()
 
 
 def build_deps(settings: Settings) -> Deps:

@@ -17,12 +17,23 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="footnote", description="Answers from your company's documents, with citations.")
+    parser = argparse.ArgumentParser(
+        prog="footnote", description="Answers from your company's documents, with citations."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("ingest", help="index a folder of documents (incremental)")
     p.add_argument("folder", type=Path)
-    p.add_argument("--acl", default="", help="default groups for files with no access rule of their own, e.g. hr,managers")
+    p.add_argument(
+        "--acl",
+        default="",
+        help="default groups for files with no access rule of their own, e.g. hr,managers",
+    )
+    p.add_argument(
+        "--collection",
+        default=None,
+        help="index into another collection (e.g. the fallback source)",
+    )
 
     p = sub.add_parser("search", help="ranked passages for a query, as a given user or groups")
     p.add_argument("query")
@@ -31,12 +42,17 @@ def main(argv: list[str] | None = None) -> int:
     who.add_argument("--groups", help="comma-separated groups")
     p.add_argument("-k", "--top-k", type=int, default=5)
 
-    for name, text in (("ask", "answer one question, with citations"), ("chat", "a conversation in the terminal")):
+    for name, text in (
+        ("ask", "answer one question, with citations"),
+        ("chat", "a conversation in the terminal"),
+    ):
         p = sub.add_parser(name, help=text)
         if name == "ask":
             p.add_argument("question")
             p.add_argument("--json", action="store_true", help="print the Answer as JSON")
-            p.add_argument("--yes", action="store_true", help="confirm a proposed ticket without asking")
+            p.add_argument(
+                "--yes", action="store_true", help="confirm a proposed ticket without asking"
+            )
         p.add_argument("--user", default="alice", help="a user from the directory file")
         p.add_argument("--trace", action="store_true", help="show every step of the loop")
 
@@ -48,13 +64,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--golden", type=Path, default=None, help="defaults to examples/golden.yaml")
     p.add_argument("--limit", type=int, default=None)
 
-    p = sub.add_parser("serve", help="the Slack and Teams adapters, citation links and health checks")
-    p.add_argument("--socket-mode", action="store_true", help="Slack over Socket Mode (needs FOOTNOTE_SLACK__APP_TOKEN)")
+    p = sub.add_parser(
+        "serve", help="the Slack and Teams adapters, citation links and health checks"
+    )
+    p.add_argument(
+        "--socket-mode",
+        action="store_true",
+        help="Slack over Socket Mode (needs FOOTNOTE_SLACK__APP_TOKEN)",
+    )
 
     p = sub.add_parser("bench", help="measure retrieval quality and speed, or ingest throughput")
     p.add_argument("what", choices=["retrieval", "ingest"])
-    p.add_argument("--dataset", default="scifact", help="scifact | xquad-en | xquad-zh | xquad-ru | xquad-zh-en | xquad-ru-en")
-    p.add_argument("--eval-dir", type=Path, default=None, help="defaults to ../shared/eval beside the checkout")
+    p.add_argument(
+        "--dataset",
+        default="scifact",
+        help="scifact | xquad-en | xquad-zh | xquad-ru | xquad-zh-en | xquad-ru-en",
+    )
+    p.add_argument(
+        "--eval-dir", type=Path, default=None, help="defaults to ../shared/eval beside the checkout"
+    )
     p.add_argument("--split", default="test")
     p.add_argument("--limit", type=int, default=None, help="only the first N queries")
 
@@ -78,7 +106,9 @@ def groups_for(args, deps) -> list[str]:
     user = getattr(args, "user", None) or "alice"
     person = deps.directory.find(user)
     if person is None:
-        raise ConfigError(f"unknown user {user!r}; add them to {deps.settings.directory_file} or pass --groups")
+        raise ConfigError(
+            f"unknown user {user!r}; add them to {deps.settings.directory_file} or pass --groups"
+        )
     return list(person.groups)
 
 
@@ -87,9 +117,14 @@ def cmd_ingest(args, settings: Settings) -> int:
 
     if not args.folder.is_dir():
         raise ConfigError(f"{args.folder} is not a folder")
+    if args.collection:
+        settings = settings.model_copy(
+            update={"qdrant": settings.qdrant.model_copy(update={"collection": args.collection})}
+        )
     deps = build_deps(settings)
     default_acl = [g.strip() for g in args.acl.split(",") if g.strip()]
     report = run_ingest(deps, args.folder, default_acl)
+    deps.telemetry.ingest(report)
     deps.close()
     return 1 if report.failed else 0
 
@@ -97,8 +132,14 @@ def cmd_ingest(args, settings: Settings) -> int:
 def run_ingest(deps, folder: Path, default_acl: list[str]):
     ingester = deps.ingester
     files = ingester.scan(folder.resolve())
-    with Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                  console=console, transient=True) as bar:
+    with Progress(
+        TextColumn("[bold]indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=console,
+        transient=True,
+    ) as bar:
         task = bar.add_task("", total=len(files))
 
         def on_file(doc_id: str, status: str) -> None:
@@ -130,7 +171,9 @@ def print_passages(passages) -> None:
     if not passages:
         console.print("[dim]no passages you may read match that[/dim]")
     for i, p in enumerate(passages, 1):
-        console.print(f"[bold]{i}.[/bold] [cyan]{p.breadcrumbs}[/cyan]  [dim]score {p.score:.4f} · updated {p.updated}[/dim]")
+        console.print(
+            f"[bold]{i}.[/bold] [cyan]{p.breadcrumbs}[/cyan]  [dim]score {p.score:.4f} · updated {p.updated}[/dim]"
+        )
         body = " ".join(p.body.split())
         console.print(f"   {body[:300]}{'…' if len(body) > 300 else ''}", highlight=False)
         console.print(f"   [link={p.link}]{p.link}[/link]", style="dim")
@@ -148,7 +191,9 @@ def cmd_ask(args, settings: Settings) -> int:
     from bot.app import build_deps
 
     deps = build_deps(settings)
-    terminal = TerminalChat(deps, args.user, show_trace=args.trace, as_json=args.json, auto_yes=args.yes)
+    terminal = TerminalChat(
+        deps, args.user, show_trace=args.trace, as_json=args.json, auto_yes=args.yes
+    )
     answer = asyncio.run(terminal.turn(args.question))
     deps.close()
     return 0 if answer.status != "error" else 1
@@ -163,12 +208,16 @@ def cmd_chat(args, settings: Settings) -> int:
 def chat(deps, args) -> int:
     terminal = TerminalChat(deps, args.user, show_trace=args.trace)
     person = terminal.person
-    console.print(f"Chatting as [bold]{person.name}[/bold] ({', '.join(person.groups)}). Empty line or Ctrl-D quits.")
+    console.print(
+        f"Chatting as [bold]{person.name}[/bold] ({', '.join(person.groups)}). Empty line or Ctrl-D quits."
+    )
 
     async def loop() -> None:
         while True:
             try:
-                text = (await asyncio.to_thread(console.input, "[bold green]you>[/bold green] ")).strip()
+                text = (
+                    await asyncio.to_thread(console.input, "[bold green]you>[/bold green] ")
+                ).strip()
             except EOFError:
                 return
             if not text:
@@ -210,8 +259,14 @@ def cmd_bench(args, settings: Settings) -> int:
 
 
 COMMANDS = {
-    "ingest": cmd_ingest, "search": cmd_search, "ask": cmd_ask, "chat": cmd_chat, "demo": cmd_demo, "eval": cmd_eval,
-    "bench": cmd_bench, "serve": cmd_serve,
+    "ingest": cmd_ingest,
+    "search": cmd_search,
+    "ask": cmd_ask,
+    "chat": cmd_chat,
+    "demo": cmd_demo,
+    "eval": cmd_eval,
+    "bench": cmd_bench,
+    "serve": cmd_serve,
 }
 
 if __name__ == "__main__":

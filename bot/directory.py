@@ -36,7 +36,9 @@ class FileDirectory:
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
         except OSError as exc:
-            raise ConfigError(f"cannot read the user directory {path}: {exc}; set FOOTNOTE_DIRECTORY_FILE") from exc
+            raise ConfigError(
+                f"cannot read the user directory {path}: {exc}; set FOOTNOTE_DIRECTORY_FILE"
+            ) from exc
         people = {}
         for user_id, row in (data.get("users") or {}).items():
             people[user_id] = Person(

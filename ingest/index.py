@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from ingest.sparse import Sparse
 
@@ -44,6 +44,10 @@ class HybridQuery:
     weights: dict[str, float] = field(default_factory=dict)  # vector name (or "sparse") → weight
     limit: int = 10
     prefetch: int = 100
+    # "rrf": weighted reciprocal rank fusion of the ranks. "sum": every point any signal found
+    # in its top ``prefetch``, scored by Σ weight × each signal's own score (cosine; BM25 with IDF,
+    # 0 without a shared term).
+    fusion: Literal["rrf", "sum"] = "rrf"
     rrf_k: int = 60
     doc_ids: Sequence[str] | None = None  # metadata filters
     updated_after: str | None = None
@@ -60,7 +64,9 @@ class DocState:
 
 
 class Index(Protocol):
-    def upsert_document(self, doc_id: str, points: Sequence[PointData], stale_ids: Sequence[int]) -> None:
+    def upsert_document(
+        self, doc_id: str, points: Sequence[PointData], stale_ids: Sequence[int]
+    ) -> None:
         """Write a document's points and tombstone ``stale_ids`` in ONE update, so a crash leaves
         the document fully old or fully new."""
         ...

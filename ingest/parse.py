@@ -27,7 +27,9 @@ from ingest.errors import BadDocument
 class Parsed:
     title: str
     sections: list[Section]
-    meta: dict = field(default_factory=dict)  # Markdown front-matter as written; {} for other formats
+    meta: dict = field(
+        default_factory=dict
+    )  # Markdown front-matter as written; {} for other formats
 
 
 def parse_file(path: Path, *, max_bytes: int) -> Parsed:
@@ -58,7 +60,9 @@ def _human(n: int) -> str:
     return f"{n} bytes"
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")  # never in real text; tab and newlines are fine
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0e-\x1f\x7f-\x9f]"
+)  # never in real text; tab and newlines are fine
 
 
 def _decode(data: bytes) -> str:
@@ -94,7 +98,8 @@ def _utf8_or_cp1252(data: bytes) -> str:
 def slugify(heading: str) -> str:
     """GitHub-style anchor: lowercase, punctuation dropped, spaces to dashes; any script kept."""
     kept = (
-        c for c in heading.strip().lower()
+        c
+        for c in heading.strip().lower()
         if c.isalnum() or c in " -_" or unicodedata.category(c).startswith("M")
     )
     return "".join(kept).replace(" ", "-")
@@ -103,7 +108,7 @@ def slugify(heading: str) -> str:
 def _row(header: list[str], cells: list[str]) -> str:
     """A table row as "col: value; col: value", which reads well in a chunk and in a citation."""
     pairs = [f"{h}: {v}" if h else v for h, v in zip(header, cells, strict=False) if v]
-    pairs += [v for v in cells[len(header):] if v]
+    pairs += [v for v in cells[len(header) :] if v]
     return "; ".join(pairs)
 
 
@@ -179,12 +184,14 @@ def _front_matter(text: str) -> tuple[dict, str]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)  # line 1 of the YAML is line 2 of the file
         where = f" (line {mark.line + 2})" if mark else ""
-        raise BadDocument(f"front-matter is not valid YAML: {getattr(exc, 'problem', exc)}{where}") from None
+        raise BadDocument(
+            f"front-matter is not valid YAML: {getattr(exc, 'problem', exc)}{where}"
+        ) from None
     if not isinstance(meta, dict):
         raise BadDocument("front-matter is not a YAML mapping (key: value lines)")
     # YAML turns `updated: 2024-05-01` into a date; keep the ISO text so meta stays JSON-friendly.
     meta = {k: v.isoformat() if isinstance(v, dt.date) else v for k, v in meta.items()}
-    return meta, text[match.end():]
+    return meta, text[match.end() :]
 
 
 def _md_inline(token) -> str:
@@ -256,8 +263,32 @@ def _parse_markdown(data: bytes, stem: str) -> Parsed:
 _DROP = ["script", "style", "nav", "noscript", "template", "head", "svg"]
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _INLINE = {
-    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd",
-    "label", "mark", "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var",
+    "a",
+    "abbr",
+    "b",
+    "bdi",
+    "bdo",
+    "cite",
+    "code",
+    "data",
+    "dfn",
+    "em",
+    "font",
+    "i",
+    "kbd",
+    "label",
+    "mark",
+    "q",
+    "s",
+    "samp",
+    "small",
+    "span",
+    "strong",
+    "sub",
+    "sup",
+    "time",
+    "u",
+    "var",
 }
 
 
@@ -326,9 +357,11 @@ def _html_table(table: Tag) -> list[str]:
         for tr in table.find_all("tr")
     ]
     first = table.find("tr")
-    has_header = first is not None and all(c.name == "th" for c in first.find_all(["th", "td"], recursive=False))
+    has_header = first is not None and all(
+        c.name == "th" for c in first.find_all(["th", "td"], recursive=False)
+    )
     header = rows[0] if has_header and rows else []
-    return [_row(header, cells) for cells in rows[1 if header else 0:]]
+    return [_row(header, cells) for cells in rows[1 if header else 0 :]]
 
 
 def _parse_html(data: bytes, stem: str) -> Parsed:
@@ -436,7 +469,9 @@ def _parse_docx(data: bytes, stem: str) -> Parsed:
         level = 0 if style == "Title" else _heading_level(style)
         if level is not None:
             outline.heading(level, text)
-        elif style.startswith("List") or (block._p.pPr is not None and block._p.pPr.numPr is not None):
+        elif style.startswith("List") or (
+            block._p.pPr is not None and block._p.pPr.numPr is not None
+        ):
             outline.add("- " + text, tight=True)
         else:
             outline.add(text)

@@ -45,7 +45,10 @@ class IngestReport:
 
 def point_id(doc_id: str, seq: int) -> int:
     """Stable per (document, position): a new version overwrites the old one in place."""
-    return int.from_bytes(hashlib.blake2b(f"{doc_id}#{seq}".encode(), digest_size=8).digest(), "big") >> 1
+    return (
+        int.from_bytes(hashlib.blake2b(f"{doc_id}#{seq}".encode(), digest_size=8).digest(), "big")
+        >> 1
+    )
 
 
 @dataclass
@@ -85,7 +88,11 @@ class Ingester:
                 report.unchanged.append(doc_id)
                 on_file(doc_id, "unchanged")
                 continue
-            chunks = chunk_document(doc, max_tokens=self.settings.ingest.chunk_tokens, overlap=self.settings.ingest.chunk_overlap)
+            chunks = chunk_document(
+                doc,
+                max_tokens=self.settings.ingest.chunk_tokens,
+                overlap=self.settings.ingest.chunk_overlap,
+            )
             if not chunks:
                 report.failed.append((doc_id, "no text to index"))
                 on_file(doc_id, "failed")
@@ -104,7 +111,9 @@ class Ingester:
         report.seconds = time.perf_counter() - started
         return report
 
-    def add_documents(self, docs, on_file: Callable[[str, str], None] = lambda path, status: None) -> IngestReport:
+    def add_documents(
+        self, docs, on_file: Callable[[str, str], None] = lambda path, status: None
+    ) -> IngestReport:
         """Index documents that come from elsewhere than a folder (exports, benchmarks), same path as files."""
         started = time.perf_counter()
         report = IngestReport()
@@ -115,7 +124,11 @@ class Ingester:
             if old and old.content_hash == doc.content_hash:
                 report.unchanged.append(doc.doc_id)
                 continue
-            chunks = chunk_document(doc, max_tokens=self.settings.ingest.chunk_tokens, overlap=self.settings.ingest.chunk_overlap)
+            chunks = chunk_document(
+                doc,
+                max_tokens=self.settings.ingest.chunk_tokens,
+                overlap=self.settings.ingest.chunk_overlap,
+            )
             if chunks:
                 pending.append((doc, chunks, "updated" if old else "added"))
             if sum(len(c) for _, c, _ in pending) >= self.batch_chunks:
@@ -128,8 +141,11 @@ class Ingester:
 
     def scan(self, root: Path) -> list[Path]:
         return sorted(
-            p for p in root.rglob("*")
-            if (p.is_file() or p.is_symlink()) and is_document(p) and p.suffix.lower() in SUFFIXES
+            p
+            for p in root.rglob("*")
+            if (p.is_file() or p.is_symlink())
+            and is_document(p)
+            and p.suffix.lower() in SUFFIXES
             and not any(part.startswith(".") for part in p.relative_to(root).parts)
         )
 
@@ -149,7 +165,9 @@ class Ingester:
             title=str(meta.get("title") or parsed.title),
             source=str(path),
             sections=parsed.sections,
-            updated=str(meta.get("updated") or time.strftime("%Y-%m-%d", time.gmtime(path.stat().st_mtime))),
+            updated=str(
+                meta.get("updated") or time.strftime("%Y-%m-%d", time.gmtime(path.stat().st_mtime))
+            ),
             owner=str(meta.get("owner", "")),
             acl=acl,
             lang=str(meta.get("lang") or detect_lang(text)),

@@ -12,7 +12,15 @@ from collections.abc import Sequence
 from qdrant_client import QdrantClient, models
 
 from ingest.errors import ConfigError
-from ingest.index import TOMBSTONE_ACL, DocState, Hit, HybridQuery, PointData, allowed, reader_group_sets
+from ingest.index import (
+    TOMBSTONE_ACL,
+    DocState,
+    Hit,
+    HybridQuery,
+    PointData,
+    allowed,
+    reader_group_sets,
+)
 
 
 class ServerIndex:
@@ -33,9 +41,12 @@ class ServerIndex:
             client.create_collection(
                 collection,
                 vectors_config={
-                    name: models.VectorParams(size=d, distance=models.Distance.COSINE) for name, d in dims.items()
+                    name: models.VectorParams(size=d, distance=models.Distance.COSINE)
+                    for name, d in dims.items()
                 },
-                sparse_vectors_config={"sparse": models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                sparse_vectors_config={
+                    "sparse": models.SparseVectorParams(modifier=models.Modifier.IDF)
+                },
                 shard_number=shard_number,
                 replication_factor=replication_factor,
             )
@@ -43,15 +54,26 @@ class ServerIndex:
                 client.create_payload_index(collection, key, models.PayloadSchemaType.KEYWORD)
 
     @classmethod
-    def connect(cls, url: str, api_key: str | None, collection: str, dims: dict[str, int], **kw) -> ServerIndex:
-        client = QdrantClient(location=url, api_key=api_key) if url == ":memory:" else QdrantClient(url=url, api_key=api_key)
+    def connect(
+        cls, url: str, api_key: str | None, collection: str, dims: dict[str, int], **kw
+    ) -> ServerIndex:
+        client = (
+            QdrantClient(location=url, api_key=api_key)
+            if url == ":memory:"
+            else QdrantClient(url=url, api_key=api_key)
+        )
         return cls(client, collection, dims, **kw)
 
-    def upsert_document(self, doc_id: str, points: Sequence[PointData], stale_ids: Sequence[int]) -> None:
+    def upsert_document(
+        self, doc_id: str, points: Sequence[PointData], stale_ids: Sequence[int]
+    ) -> None:
         structs = [
             models.PointStruct(
                 id=p.id,
-                vector={**p.dense, "sparse": models.SparseVector(indices=p.sparse.indices, values=p.sparse.values)},
+                vector={
+                    **p.dense,
+                    "sparse": models.SparseVector(indices=p.sparse.indices, values=p.sparse.values),
+                },
                 payload=p.payload,
             )
             for p in points
@@ -67,38 +89,66 @@ class ServerIndex:
         self.client.upsert(self.collection, structs, wait=True)
 
     def delete_document(self, doc_id: str) -> None:
-        self.client.delete(self.collection, models.FilterSelector(filter=_match("doc_id", doc_id)), wait=True)
+        self.client.delete(
+            self.collection, models.FilterSelector(filter=_match("doc_id", doc_id)), wait=True
+        )
 
     def purge_tombstones(self) -> None:
-        self.client.delete(self.collection, models.FilterSelector(filter=_match("acl", TOMBSTONE_ACL)), wait=True)
+        self.client.delete(
+            self.collection, models.FilterSelector(filter=_match("acl", TOMBSTONE_ACL)), wait=True
+        )
 
     def optimize(self) -> None:
         """The server optimises in the background."""
 
     def query(self, q: HybridQuery) -> list[Hit]:
         f = _filter(q)
-        prefetch, weights = [], []
+        prefetch, names = [], []
         for name, vector in q.dense.items():
             if q.weights.get(name, 1.0) > 0:
-                prefetch.append(models.Prefetch(query=vector, using=name, filter=f, limit=q.prefetch))
-                weights.append(q.weights.get(name, 1.0))
+                prefetch.append(
+                    models.Prefetch(query=vector, using=name, filter=f, limit=q.prefetch)
+                )
+                names.append(name)
         if q.sparse is not None and q.sparse.indices and q.weights.get("sparse", 1.0) > 0:
             sv = models.SparseVector(indices=q.sparse.indices, values=q.sparse.values)
             prefetch.append(models.Prefetch(query=sv, using="sparse", filter=f, limit=q.prefetch))
-            weights.append(q.weights.get("sparse", 1.0))
+            names.append("sparse")
         if not prefetch:
             return []
+        weights = [q.weights.get(n, 1.0) for n in names]
+        fusion: models.Query
+        if q.fusion == "sum":
+            # Each signal rescores the union of the candidates, so every score in the sum is exact.
+            union = q.prefetch * len(prefetch)
+            prefetch = [
+                models.Prefetch(query=p.query, using=p.using, prefetch=prefetch, limit=union)
+                for p in prefetch
+            ]
+            terms: list = [
+                models.MultExpression(mult=[w, f"$score[{i}]"]) for i, w in enumerate(weights)
+            ]
+            defaults = {f"$score[{i}]": 0.0 for i in range(len(weights))}
+            fusion = models.FormulaQuery(formula=models.SumExpression(sum=terms), defaults=defaults)
+        else:
+            fusion = models.RrfQuery(rrf=models.Rrf(k=q.rrf_k, weights=weights))
         response = self.client.query_points(
             self.collection,
             prefetch=prefetch,
-            query=models.RrfQuery(rrf=models.Rrf(k=q.rrf_k, weights=weights)),
+            query=fusion,
             limit=q.limit,
             with_payload=True,
             with_vectors=list(q.with_vectors) if q.with_vectors else False,
         )
         return [
-            Hit(int(p.id), float(p.score), dict(p.payload or {}),
-                {n: list(v) for n, v in (p.vector or {}).items() if n in q.with_vectors} if isinstance(p.vector, dict) else {})
+            Hit(
+                int(p.id),
+                float(p.score),
+                dict(p.payload or {}),
+                {n: list(v) for n, v in (p.vector or {}).items() if n in q.with_vectors}
+                if isinstance(p.vector, dict)
+                else {},
+            )
             for p in response.points
         ]
 
@@ -119,11 +169,19 @@ class ServerIndex:
         return sorted(self._scroll(f, True), key=lambda p: p["seq"])
 
     def texts(self, limit: int) -> list[str]:
-        f = models.Filter(must_not=[models.FieldCondition(key="acl", match=models.MatchValue(value=TOMBSTONE_ACL))])
+        f = models.Filter(
+            must_not=[
+                models.FieldCondition(key="acl", match=models.MatchValue(value=TOMBSTONE_ACL))
+            ]
+        )
         return [p.get("text", "") for p in self._scroll(f, ["text"], limit)]
 
     def count(self) -> int:
-        f = models.Filter(must_not=[models.FieldCondition(key="acl", match=models.MatchValue(value=TOMBSTONE_ACL))])
+        f = models.Filter(
+            must_not=[
+                models.FieldCondition(key="acl", match=models.MatchValue(value=TOMBSTONE_ACL))
+            ]
+        )
         return self.client.count(self.collection, count_filter=f, exact=True).count
 
     def close(self) -> None:
@@ -134,7 +192,11 @@ class ServerIndex:
         offset = None
         while limit is None or len(out) < limit:
             records, offset = self.client.scroll(
-                self.collection, scroll_filter=f, limit=1000, offset=offset, with_payload=with_payload
+                self.collection,
+                scroll_filter=f,
+                limit=1000,
+                offset=offset,
+                with_payload=with_payload,
             )
             out += [dict(r.payload or {}) for r in records]
             if offset is None:
@@ -143,13 +205,19 @@ class ServerIndex:
 
 
 def _match(key: str, value) -> models.Filter:
-    return models.Filter(must=[models.FieldCondition(key=key, match=models.MatchValue(value=value))])
+    return models.Filter(
+        must=[models.FieldCondition(key=key, match=models.MatchValue(value=value))]
+    )
 
 
 def _filter(q: HybridQuery) -> models.Filter:
-    must: list = [models.FieldCondition(key="acl", match=models.MatchAny(any=g)) for g in reader_group_sets(q)]
+    must: list = [
+        models.FieldCondition(key="acl", match=models.MatchAny(any=g)) for g in reader_group_sets(q)
+    ]
     if q.doc_ids:
         must.append(models.FieldCondition(key="doc_id", match=models.MatchAny(any=list(q.doc_ids))))
     if q.updated_after:
-        must.append(models.FieldCondition(key="updated", range=models.DatetimeRange(gte=q.updated_after)))
+        must.append(
+            models.FieldCondition(key="updated", range=models.DatetimeRange(gte=q.updated_after))
+        )
     return models.Filter(must=must)

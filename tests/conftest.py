@@ -28,7 +28,11 @@ class CachedEmbedder:
         if todo:
             for t, v in zip(todo, self.inner.embed(todo, kind=kind), strict=True):
                 self.cache[(kind, t)] = v
-        return np.stack([self.cache[(kind, t)] for t in texts]) if texts else self.inner.embed([], kind)
+        return (
+            np.stack([self.cache[(kind, t)] for t in texts])
+            if texts
+            else self.inner.embed([], kind)
+        )
 
 
 @pytest.fixture(scope="session")

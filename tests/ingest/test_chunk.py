@@ -28,12 +28,14 @@ def make_doc(sections: list[Section], title: str = "Handbook") -> Document:
 def body(chunk) -> str:
     prefix = chunk.breadcrumbs + "\n\n"
     assert chunk.text.startswith(prefix)
-    return chunk.text[len(prefix):]
+    return chunk.text[len(prefix) :]
 
 
 def sentences(n: int, start: int = 0) -> str:
     """n sentences of 10 tokens each, numbered so each one can be found again."""
-    return " ".join(f"Sentence {i} says staff may take paid leave each year." for i in range(start, start + n))
+    return " ".join(
+        f"Sentence {i} says staff may take paid leave each year." for i in range(start, start + n)
+    )
 
 
 def test_count_tokens():
@@ -73,7 +75,7 @@ def test_splits_at_sentence_ends_with_overlap_of_whole_sentences():
     bodies = [body(c) for c in chunks]
     for previous, current in zip(bodies, bodies[1:], strict=False):
         assert previous.endswith(".")  # never cut mid-sentence
-        last_sentence = previous[previous.rindex("Sentence"):]
+        last_sentence = previous[previous.rindex("Sentence") :]
         assert current.startswith(last_sentence)  # overlap: the last ~15 tokens, as whole sentences
     # Every sentence is somewhere, and nothing is invented.
     joined = " ".join(bodies)
@@ -115,10 +117,12 @@ def test_cjk_without_punctuation_is_cut_by_characters():
 
 
 def test_ids_parents_and_fields():
-    doc = make_doc([
-        Section(["Leave"], sentences(30), anchor="leave"),
-        Section(["Travel"], sentences(30, start=100), anchor="travel"),
-    ])
+    doc = make_doc(
+        [
+            Section(["Leave"], sentences(30), anchor="leave"),
+            Section(["Travel"], sentences(30, start=100), anchor="travel"),
+        ]
+    )
     chunks = chunk_document(doc, max_tokens=120, overlap=20)
     assert [c.seq for c in chunks] == list(range(len(chunks)))
     assert [c.chunk_id for c in chunks] == [f"hr/handbook.md#{i}" for i in range(len(chunks))]
@@ -131,16 +135,37 @@ def test_ids_parents_and_fields():
     assert all(int(n) < 100 for c in leave for n in re.findall(r"Sentence (\d+)", body(c)))
     assert all(int(n) >= 100 for c in travel for n in re.findall(r"Sentence (\d+)", body(c)))
     c = chunks[0]
-    assert (c.doc_id, c.title, c.source, c.updated, c.owner, c.acl, c.lang, c.content_hash, c.url) == (
-        "hr/handbook.md", "Handbook", "hr/handbook.md", "2024-05-01", "hr@example.com", ["staff"], "en",
-        "abc123", "https://wiki.example.com/handbook",
+    assert (
+        c.doc_id,
+        c.title,
+        c.source,
+        c.updated,
+        c.owner,
+        c.acl,
+        c.lang,
+        c.content_hash,
+        c.url,
+    ) == (
+        "hr/handbook.md",
+        "Handbook",
+        "hr/handbook.md",
+        "2024-05-01",
+        "hr@example.com",
+        ["staff"],
+        "en",
+        "abc123",
+        "https://wiki.example.com/handbook",
     )
     assert c.page is None
 
 
 def test_pages_are_kept_and_never_merged():
-    doc = make_doc([Section([], "Tiny page one.", page=1, anchor="page=1"),
-                    Section([], "Tiny page two.", page=2, anchor="page=2")])
+    doc = make_doc(
+        [
+            Section([], "Tiny page one.", page=1, anchor="page=1"),
+            Section([], "Tiny page two.", page=2, anchor="page=2"),
+        ]
+    )
     chunks = chunk_document(doc)
     assert [(c.page, c.anchor, body(c)) for c in chunks] == [
         (1, "page=1", "Tiny page one."),
@@ -149,18 +174,26 @@ def test_pages_are_kept_and_never_merged():
 
 
 def test_deterministic():
-    doc = make_doc([Section(["Leave"], sentences(80)), Section(["Travel"], "Short."), Section(["Travel", "Rail"], sentences(3))])
+    doc = make_doc(
+        [
+            Section(["Leave"], sentences(80)),
+            Section(["Travel"], "Short."),
+            Section(["Travel", "Rail"], sentences(3)),
+        ]
+    )
     first = [c.payload() for c in chunk_document(doc, max_tokens=60, overlap=20)]
     again = [c.payload() for c in chunk_document(doc, max_tokens=60, overlap=20)]
     assert first == again
 
 
 def test_tiny_sections_merge_into_the_next_one():
-    doc = make_doc([
-        Section(["Leave"], "Rules for time off.", anchor="leave"),
-        Section(["Leave", "Annual"], "You get 25 days.", anchor="annual"),
-        Section(["Leave", "Sick"], sentences(6), anchor="sick"),
-    ])
+    doc = make_doc(
+        [
+            Section(["Leave"], "Rules for time off.", anchor="leave"),
+            Section(["Leave", "Annual"], "You get 25 days.", anchor="annual"),
+            Section(["Leave", "Sick"], sentences(6), anchor="sick"),
+        ]
+    )
     chunks = chunk_document(doc)
     assert len(chunks) == 1
     chunk = chunks[0]
@@ -170,12 +203,16 @@ def test_tiny_sections_merge_into_the_next_one():
 
 
 def test_tiny_sections_do_not_merge_when_too_big_or_elsewhere():
-    doc = make_doc([
-        Section(["Leave", "Annual"], "You get 25 days.", anchor="annual"),
-        Section(["Leave", "Sick"], sentences(22), anchor="sick"),  # 220 tokens: no room for more
-        Section(["Leave", "Parental"], "Ask HR.", anchor="parental"),
-        Section(["Travel"], "Book early.", anchor="travel"),  # not under "Leave"
-    ])
+    doc = make_doc(
+        [
+            Section(["Leave", "Annual"], "You get 25 days.", anchor="annual"),
+            Section(
+                ["Leave", "Sick"], sentences(22), anchor="sick"
+            ),  # 220 tokens: no room for more
+            Section(["Leave", "Parental"], "Ask HR.", anchor="parental"),
+            Section(["Travel"], "Book early.", anchor="travel"),  # not under "Leave"
+        ]
+    )
     chunks = chunk_document(doc, max_tokens=220)
     assert [c.anchor for c in chunks] == ["annual", "sick", "parental", "travel"]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,11 @@ enc = BM25Encoder()
 
 @pytest.fixture(params=["edge", "server"])
 def index(request, tmp_path):
-    ix = EdgeIndex(tmp_path / "edge", DIMS) if request.param == "edge" else ServerIndex.connect(":memory:", None, "t", DIMS)
+    ix = (
+        EdgeIndex(tmp_path / "edge", DIMS)
+        if request.param == "edge"
+        else ServerIndex.connect(":memory:", None, "t", DIMS)
+    )
     yield ix
     ix.close()
 
@@ -26,38 +32,69 @@ def vec(seed: int) -> list[float]:
     return (v / np.linalg.norm(v)).tolist()
 
 
-def points(doc_id: str, texts: list[str], acl: list[str], content_hash: str = "h1", base: int = 0) -> list[PointData]:
+def points(
+    doc_id: str, texts: list[str], acl: list[str], content_hash: str = "h1", base: int = 0
+) -> list[PointData]:
     return [
         PointData(
             id=base + i,
             dense={"minilm": vec(base + i), "use": vec(100 + base + i)},
             sparse=enc.encode_document(t),
-            payload={"doc_id": doc_id, "chunk_id": f"{doc_id}#{i}", "seq": i, "text": t, "acl": acl,
-                     "content_hash": content_hash, "doc_chunks": len(texts), "updated": "2026-01-01"},
+            payload={
+                "doc_id": doc_id,
+                "chunk_id": f"{doc_id}#{i}",
+                "seq": i,
+                "text": t,
+                "acl": acl,
+                "content_hash": content_hash,
+                "doc_chunks": len(texts),
+                "updated": "2026-01-01",
+            },
         )
         for i, t in enumerate(texts)
     ]
 
 
 def query(text: str, groups: list[str], seed: int = 0, **kw) -> HybridQuery:
-    return HybridQuery(groups=groups, dense={"minilm": vec(seed), "use": vec(100 + seed)},
-                       sparse=enc.encode_query(text), limit=kw.pop("limit", 10), **kw)
+    return HybridQuery(
+        groups=groups,
+        dense={"minilm": vec(seed), "use": vec(100 + seed)},
+        sparse=enc.encode_query(text),
+        limit=kw.pop("limit", 10),
+        **kw,
+    )
 
 
 def test_hybrid_query_finds_by_words_and_by_vector(index):
-    index.upsert_document("hr/leave", points("hr/leave", ["vacation days carry over", "parental leave weeks"], ["*"]), [])
-    index.upsert_document("eng/run", points("eng/run", ["rollback the deploy", "pager rotation"], ["*"], base=10), [])
+    index.upsert_document(
+        "hr/leave",
+        points("hr/leave", ["vacation days carry over", "parental leave weeks"], ["*"]),
+        [],
+    )
+    index.upsert_document(
+        "eng/run", points("eng/run", ["rollback the deploy", "pager rotation"], ["*"], base=10), []
+    )
     hits = index.query(query("carry over vacation", ["bob"], seed=999))
     assert hits[0].payload["chunk_id"] == "hr/leave#0"
-    hits = index.query(HybridQuery(groups=["bob"], dense={"minilm": vec(11), "use": vec(111)}, weights={"sparse": 0}))
+    hits = index.query(
+        HybridQuery(
+            groups=["bob"], dense={"minilm": vec(11), "use": vec(111)}, weights={"sparse": 0}
+        )
+    )
     assert hits[0].payload["chunk_id"] == "eng/run#1"
 
 
 def test_acl_filter_hides_documents_even_for_a_verbatim_quote(index):
-    index.upsert_document("hr/bands", points("hr/bands", ["L4 senior engineer salary band 78000 96000 EUR"], ["hr"]), [])
+    index.upsert_document(
+        "hr/bands",
+        points("hr/bands", ["L4 senior engineer salary band 78000 96000 EUR"], ["hr"]),
+        [],
+    )
     index.upsert_document("pub", points("pub", ["lunch menu wednesday"], ["*"], base=10), [])
     quote = "L4 senior engineer salary band 78000 96000 EUR"
-    assert [h.payload["doc_id"] for h in index.query(query(quote, ["engineering"], seed=0))] == ["pub"]
+    assert [h.payload["doc_id"] for h in index.query(query(quote, ["engineering"], seed=0))] == [
+        "pub"
+    ]
     assert index.query(query(quote, ["hr"], seed=0))[0].payload["doc_id"] == "hr/bands"
     assert index.chunks("hr/bands", ["engineering"]) == []
     assert len(index.chunks("hr/bands", ["hr"])) == 1
@@ -66,7 +103,9 @@ def test_acl_filter_hides_documents_even_for_a_verbatim_quote(index):
 def test_replacing_with_fewer_chunks_hides_then_purges_the_rest(index):
     index.upsert_document("d", points("d", ["alpha one", "beta two", "gamma three"], ["*"]), [])
     assert index.documents()["d"].chunks == 3
-    index.upsert_document("d", points("d", ["alpha new"], ["*"], content_hash="h2"), stale_ids=[1, 2])
+    index.upsert_document(
+        "d", points("d", ["alpha new"], ["*"], content_hash="h2"), stale_ids=[1, 2]
+    )
     texts = [h.payload["text"] for h in index.query(query("beta gamma alpha", ["x"]))]
     assert texts == ["alpha new"]
     assert index.documents()["d"].content_hash == "h2"
@@ -77,7 +116,9 @@ def test_replacing_with_fewer_chunks_hides_then_purges_the_rest(index):
 def test_delete_and_metadata_filters(index):
     index.upsert_document("a", points("a", ["shared words here"], ["*"]), [])
     index.upsert_document("b", points("b", ["shared words there"], ["*"], base=10), [])
-    assert {h.payload["doc_id"] for h in index.query(query("shared words", ["x"], doc_ids=["b"]))} == {"b"}
+    assert {
+        h.payload["doc_id"] for h in index.query(query("shared words", ["x"], doc_ids=["b"]))
+    } == {"b"}
     assert index.query(query("shared words", ["x"], updated_after="2026-06-01T00:00:00Z")) == []
     index.delete_document("a")
     assert set(index.documents()) == {"b"}
@@ -86,9 +127,13 @@ def test_delete_and_metadata_filters(index):
 
 def test_channel_readers_see_only_what_every_member_may_read(index):
     index.upsert_document("hr", points("hr", ["travel budget rules"], ["hr"]), [])
-    index.upsert_document("both", points("both", ["travel budget rules"], ["engineering", "hr"], base=10), [])
+    index.upsert_document(
+        "both", points("both", ["travel budget rules"], ["engineering", "hr"], base=10), []
+    )
     index.upsert_document("pub", points("pub", ["travel budget rules"], ["*"], base=20), [])
-    hits = index.query(query("travel budget", ["hr"], readers=[["engineering"], ["hr", "managers"]]))
+    hits = index.query(
+        query("travel budget", ["hr"], readers=[["engineering"], ["hr", "managers"]])
+    )
     assert {h.payload["doc_id"] for h in hits} == {"both", "pub"}
 
 
@@ -97,6 +142,33 @@ def test_query_returns_requested_vectors_for_grading(index):
     hit = index.query(query("some words", ["x"], with_vectors=["use"]))[0]
     assert set(hit.vectors) == {"use"}
     assert np.allclose(hit.vectors["use"], vec(100), atol=1e-5)
+
+
+def test_sum_fusion_adds_exact_weighted_scores_over_every_candidate(index):
+    index.upsert_document(
+        "d",
+        points("d", ["vacation days carry over", "parental leave weeks", "rollback"], ["*"]),
+        [],
+    )
+    q = HybridQuery(
+        groups=["x"],
+        dense={"minilm": vec(2)},
+        sparse=enc.encode_query("vacation"),
+        fusion="sum",
+        weights={"minilm": 0.5, "sparse": 1.0},
+        prefetch=1,
+    )
+    hits = index.query(q)
+    score = {h.payload["seq"]: h.score for h in hits}
+    cosine = {i: float(np.dot(vec(i), vec(2))) for i in range(3)}
+    # Dense found point 2 (cosine 1), BM25 found point 0 (the only one with "vacation"); each is
+    # scored by both signals, though point 0 is far outside the dense top 1.
+    assert [h.payload["seq"] for h in hits] == [0, 2]
+    assert score[2] == pytest.approx(0.5, abs=1e-4)  # no query word: BM25 adds 0
+    assert score[0] - 0.5 * cosine[0] == pytest.approx(
+        index.query(replace(q, weights={"minilm": 0.0, "sparse": 1.0}))[0].score, abs=1e-4
+    )
+    assert score[0] - 0.5 * cosine[0] > 0.6
 
 
 def test_texts_skips_tombstones(index):

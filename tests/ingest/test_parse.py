@@ -26,7 +26,9 @@ def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
     return path
 
 
-def make_pdf(path: Path, pages: list[str], title: str | None = None, bookmarks: bool = False, **kw) -> Path:
+def make_pdf(
+    path: Path, pages: list[str], title: str | None = None, bookmarks: bool = False, **kw
+) -> Path:
     c = canvas.Canvas(str(path), **kw)
     if title:
         c.setTitle(title)
@@ -114,7 +116,9 @@ def test_markdown_headings_build_paths_and_anchors(tmp_path):
 
 
 def test_markdown_text_keeps_paragraphs_lists_and_tables(tmp_path):
-    carry_over = parse_file(write(tmp_path, "handbook.md", HANDBOOK_MD), max_bytes=LIMIT).sections[2]
+    carry_over = parse_file(write(tmp_path, "handbook.md", HANDBOOK_MD), max_bytes=LIMIT).sections[
+        2
+    ]
     assert carry_over.text == (
         "You can carry over five days into the next year. This line was wrapped in the source.\n\n"
         "- ask your manager\n"
@@ -125,18 +129,30 @@ def test_markdown_text_keeps_paragraphs_lists_and_tables(tmp_path):
 
 
 def test_markdown_title_falls_back_to_first_h1_then_file_name(tmp_path):
-    assert parse_file(write(tmp_path, "a.md", "Intro.\n\n# Expenses\n\nText."), max_bytes=LIMIT).title == "Expenses"
-    assert parse_file(write(tmp_path, "travel-guide.markdown", "## Only h2\n\nText."), max_bytes=LIMIT).title == "travel-guide"
+    assert (
+        parse_file(write(tmp_path, "a.md", "Intro.\n\n# Expenses\n\nText."), max_bytes=LIMIT).title
+        == "Expenses"
+    )
+    assert (
+        parse_file(
+            write(tmp_path, "travel-guide.markdown", "## Only h2\n\nText."), max_bytes=LIMIT
+        ).title
+        == "travel-guide"
+    )
 
 
 def test_markdown_repeated_headings_get_numbered_slugs(tmp_path):
-    sections = parse_file(write(tmp_path, "faq.md", "# FAQ\n\na\n\n# FAQ\n\nb\n\n# 休假 政策!\n\nc"), max_bytes=LIMIT).sections
+    sections = parse_file(
+        write(tmp_path, "faq.md", "# FAQ\n\na\n\n# FAQ\n\nb\n\n# 休假 政策!\n\nc"), max_bytes=LIMIT
+    ).sections
     assert [s.anchor for s in sections] == ["faq", "faq-1", "休假-政策"]
 
 
 def test_broken_front_matter_is_reported_not_ignored(tmp_path):
     # It may carry the ACL: indexing the file without it would show it to everyone.
-    assert reason(write(tmp_path, "x.md", "---\nacl: [staff\n---\nText.")).startswith("front-matter is not valid YAML")
+    assert reason(write(tmp_path, "x.md", "---\nacl: [staff\n---\nText.")).startswith(
+        "front-matter is not valid YAML"
+    )
 
 
 def test_slugify_is_github_style():
@@ -184,13 +200,17 @@ def test_html_structure_tables_lists_and_anchors(tmp_path):
 
 
 def test_html_drops_script_style_nav_and_comments(tmp_path):
-    text = " ".join(s.text for s in parse_file(write(tmp_path, "t.htm", TRAVEL_HTML), max_bytes=LIMIT).sections)
+    text = " ".join(
+        s.text for s in parse_file(write(tmp_path, "t.htm", TRAVEL_HTML), max_bytes=LIMIT).sections
+    )
     for junk in ("tracking", "color", "Home", "a comment"):
         assert junk not in text
 
 
 def test_html_title_falls_back_to_h1(tmp_path):
-    parsed = parse_file(write(tmp_path, "t.html", "<h1>Onboarding</h1><p>Day one.</p>"), max_bytes=LIMIT)
+    parsed = parse_file(
+        write(tmp_path, "t.html", "<h1>Onboarding</h1><p>Day one.</p>"), max_bytes=LIMIT
+    )
     assert parsed.title == "Onboarding"
 
 
@@ -198,7 +218,11 @@ def test_html_title_falls_back_to_h1(tmp_path):
 
 
 def test_pdf_one_section_per_page(tmp_path):
-    pages = ["Security policy\nPasswords rotate yearly.", "Laptops are encrypted.", "Report incidents to IT."]
+    pages = [
+        "Security policy\nPasswords rotate yearly.",
+        "Laptops are encrypted.",
+        "Report incidents to IT.",
+    ]
     parsed = parse_file(make_pdf(tmp_path / "security.pdf", pages), max_bytes=LIMIT)
     assert [(s.page, s.anchor, s.path) for s in parsed.sections] == [
         (1, "page=1", []),
@@ -260,16 +284,25 @@ def test_docx_headings_lists_and_tables(tmp_path):
 
 
 def test_docx_core_title_wins(tmp_path):
-    assert parse_file(make_docx(tmp_path / "e.docx", title="Expense policy 2024"), max_bytes=LIMIT).title == "Expense policy 2024"
+    assert (
+        parse_file(
+            make_docx(tmp_path / "e.docx", title="Expense policy 2024"), max_bytes=LIMIT
+        ).title
+        == "Expense policy 2024"
+    )
 
 
 # --- TXT --------------------------------------------------------------------------------------
 
 
 def test_txt_without_headings_is_one_section(tmp_path):
-    parsed = parse_file(write(tmp_path, "notes.txt", "Line one.\nLine two.\n\nSecond paragraph.\n"), max_bytes=LIMIT)
+    parsed = parse_file(
+        write(tmp_path, "notes.txt", "Line one.\nLine two.\n\nSecond paragraph.\n"), max_bytes=LIMIT
+    )
     assert parsed.title == "notes"
-    assert [(s.path, s.text) for s in parsed.sections] == [([], "Line one.\nLine two.\n\nSecond paragraph.")]
+    assert [(s.path, s.text) for s in parsed.sections] == [
+        ([], "Line one.\nLine two.\n\nSecond paragraph.")
+    ]
 
 
 def test_txt_splits_on_heading_like_lines(tmp_path):
@@ -284,11 +317,23 @@ def test_txt_splits_on_heading_like_lines(tmp_path):
 
 
 def test_text_encodings(tmp_path):
-    assert parse_file(write(tmp_path, "bom.txt", "\ufeffПривіт".encode()), max_bytes=LIMIT).sections[0].text == "Привіт"
+    assert (
+        parse_file(write(tmp_path, "bom.txt", "\ufeffПривіт".encode()), max_bytes=LIMIT)
+        .sections[0]
+        .text
+        == "Привіт"
+    )
     windows = "Café menu – naïve prices".encode("cp1252")
-    assert parse_file(write(tmp_path, "win.txt", windows), max_bytes=LIMIT).sections[0].text == "Café menu – naïve prices"
+    assert (
+        parse_file(write(tmp_path, "win.txt", windows), max_bytes=LIMIT).sections[0].text
+        == "Café menu – naïve prices"
+    )
     damaged = ("Привіт світ. " * 40).encode()[:-2]  # cut inside the last letter
-    assert parse_file(write(tmp_path, "cut.txt", damaged), max_bytes=LIMIT).sections[0].text.startswith("Привіт")
+    assert (
+        parse_file(write(tmp_path, "cut.txt", damaged), max_bytes=LIMIT)
+        .sections[0]
+        .text.startswith("Привіт")
+    )
 
 
 # --- Bad input --------------------------------------------------------------------------------
@@ -331,11 +376,15 @@ def test_random_bytes_pdf(tmp_path):
 
 def test_truncated_pdf(tmp_path):
     data = make_pdf(tmp_path / "whole.pdf", ["Page one text.", "Page two text."]).read_bytes()
-    assert reason(write(tmp_path, "cut.pdf", data[: len(data) // 2])).startswith("not a readable PDF: ")
+    assert reason(write(tmp_path, "cut.pdf", data[: len(data) // 2])).startswith(
+        "not a readable PDF: "
+    )
 
 
 def test_password_protected_pdf(tmp_path):
-    path = make_pdf(tmp_path / "secret.pdf", ["Salaries."], encrypt=pdfencrypt.StandardEncryption("s3cret"))
+    path = make_pdf(
+        tmp_path / "secret.pdf", ["Salaries."], encrypt=pdfencrypt.StandardEncryption("s3cret")
+    )
     assert reason(path) == "not a readable PDF: encrypted with a password"
 
 
@@ -348,7 +397,9 @@ def test_scanned_pdf_without_text(tmp_path):
 
 
 def test_not_a_word_document(tmp_path):
-    assert reason(write(tmp_path, "fake.docx", b"this is not a zip")).startswith("not a readable Word document: ")
+    assert reason(write(tmp_path, "fake.docx", b"this is not a zip")).startswith(
+        "not a readable Word document: "
+    )
 
 
 def test_markup_without_text(tmp_path):

@@ -32,7 +32,9 @@ def md(title: str, body: str, acl: str = "['*']") -> str:
 def test_rerun_skips_unchanged_replaces_changed_deletes_removed(tmp_path, embedders):
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "a.md").write_text(md("Alpha", "## One\n\nFirst part about budgets.\n\n## Two\n\nSecond part about travel."))
+    (docs / "a.md").write_text(
+        md("Alpha", "## One\n\nFirst part about budgets.\n\n## Two\n\nSecond part about travel.")
+    )
     (docs / "b.md").write_text(md("Beta", "Beta talks about parking."))
     ing = make_ingester(tmp_path, embedders)
 
@@ -76,7 +78,13 @@ def test_bad_files_are_reported_and_the_rest_is_indexed(tmp_path, embedders):
     report = ing.ingest(docs)
     reasons = dict(report.failed)
     assert report.added == ["docs/good.md"]
-    assert set(reasons) == {"docs/corrupt.pdf", "docs/empty.txt", "docs/junk.md", "docs/huge.txt", "docs/gone.md"}
+    assert set(reasons) == {
+        "docs/corrupt.pdf",
+        "docs/empty.txt",
+        "docs/junk.md",
+        "docs/huge.txt",
+        "docs/gone.md",
+    }
     assert "PDF" in reasons["docs/corrupt.pdf"]
     assert reasons["docs/empty.txt"] == "empty file"
     assert reasons["docs/junk.md"] == "not a text file"
@@ -121,19 +129,27 @@ def test_a_kill_mid_batch_leaves_each_document_fully_old_or_fully_new(tmp_path):
     def write(version: str, paragraphs: int) -> None:
         for i in range(12):
             body = "\n\n".join(
-                f"## Part {p}\n\n{version} paragraph {p} of document {i}. " + "Filler words about policies. " * 30
+                f"## Part {p}\n\n{version} paragraph {p} of document {i}. "
+                + "Filler words about policies. " * 30
                 for p in range(paragraphs)
             )
             (docs / f"doc{i:02d}.md").write_text(md(f"Doc {i}", body))
 
     def run(kill_after: int | None) -> list[str]:
-        proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(docs), str(data)], stdout=subprocess.PIPE, text=True,
-                                cwd=Path(__file__).resolve().parents[2])
+        proc = subprocess.Popen(
+            [sys.executable, "-c", KILL_SCRIPT, str(docs), str(data)],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )
         seen: list[str] = []
         deadline = time.time() + 240
         for line in proc.stdout:
             seen.append(line.strip())
-            if kill_after is not None and sum(s.startswith(("added", "updated")) for s in seen) >= kill_after:
+            if (
+                kill_after is not None
+                and sum(s.startswith(("added", "updated")) for s in seen) >= kill_after
+            ):
                 proc.send_signal(signal.SIGKILL)
                 break
             if time.time() > deadline:

@@ -1,0 +1,402 @@
+"""The deployment files, checked without Docker or Kubernetes: the Dockerfile installs the way the
+Makefile does (CI runs the Makefile's steps on a fresh venv), compose and every Helm template
+parse, the rendered objects pass the Kubernetes JSON schemas (kubernetes-validate, strict), probes
+point at routes bot/ops.py serves, and every FOOTNOTE_ variable they set is a real setting."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import tomllib
+from typing import get_args
+
+import kubernetes_validate
+import pytest
+import yaml
+from pydantic import BaseModel, TypeAdapter
+
+from bot.ops import OPS_ROUTES
+from ingest.settings import ServerSettings, Settings
+from tests.conftest import ROOT
+from tests.deploy.gotemplate import render, render_chart
+
+DEPLOY = ROOT / "deploy"
+CHART = DEPLOY / "helm" / "footnote"
+K8S_VERSIONS = (
+    "1.25",
+    "1.37",
+)  # the oldest with every API the chart uses, the newest schemas shipped
+ALL_ON = {  # every optional branch of the chart taken
+    "bot": {"autoscaling": {"enabled": True}},
+    "directory": "users:\n  ann: {name: Ann, email: ann@example.com, groups: [hr]}\n",
+    "extraEnv": {"FOOTNOTE_LLM__PROVIDER": "openai", "FOOTNOTE_LLM__MODEL": "gpt-4o"},
+    "telemetry": {"otlpEndpoint": "http://otel:4318", "pushgatewayUrl": "http://pushgateway:9091"},
+    "secrets": {
+        "values": {
+            "FOOTNOTE_SERVER__LINK_SECRET": "s3cret",
+            "FOOTNOTE_SLACK__BOT_TOKEN": "xoxb-1",
+            "FOOTNOTE_SLACK__SIGNING_SECRET": "abc",
+            "FOOTNOTE_LLM__API_KEY": "sk-1",
+        }
+    },
+    "ingest": {
+        "volume": {"persistentVolumeClaim": {"claimName": "exports"}},
+        "jobs": [
+            {"name": "hr", "path": "/srv/docs/hr", "acl": "hr,managers", "schedule": "0 * * * *"},
+            {"name": "eng", "path": "/srv/docs/eng", "acl": "", "schedule": "30 * * * *"},
+        ],
+    },
+}
+VALUE_SETS = {
+    "defaults": {},
+    "all-on": ALL_ON,
+    "existing-secret": {"secrets": {"existingSecret": "footnote-keys"}},
+}
+
+
+def setting_names(model: type[BaseModel] = Settings, prefix: str = "FOOTNOTE_") -> set[str]:
+    """Every environment variable Settings reads: sections nest with ``__``."""
+    names = set()
+    for name, field in model.model_fields.items():
+        section = [
+            t
+            for t in (get_args(field.annotation) or (field.annotation,))
+            if isinstance(t, type) and issubclass(t, BaseModel)
+        ]
+        if section:
+            names |= setting_names(section[0], f"{prefix}{name.upper()}__")
+        else:
+            names.add(f"{prefix}{name.upper()}")
+    return names
+
+
+SETTINGS = setting_names()
+
+
+def settings_from(env: dict[str, str], monkeypatch) -> Settings:
+    """What the product would build from these variables (and nothing else from this machine)."""
+    for key in [k for k in __import__("os").environ if k.startswith("FOOTNOTE_")]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, str(value))
+    return Settings()
+
+
+# ── Dockerfile ────────────────────────────────────────────────────────────────────────────────
+
+
+def dockerfile() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
+    text = re.sub(r"\\\n", " ", (DEPLOY / "Dockerfile").read_text())
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+def pip_commands(commands: list[str]) -> list[list[str]]:
+    return [
+        shlex.split(c)[shlex.split(c).index("pip") :]
+        for c in commands
+        if " pip install " in f" {c} "
+    ]
+
+
+def test_dockerfile_installs_exactly_as_the_makefile_does():
+    make = (ROOT / "Makefile").read_text()
+    recipe = re.search(r"^\$\(VENV\)/\.installed:.*\n((?:\t.*\n)+)", make, re.M).group(1)
+    make_cmds = [line.strip().replace("$(PY)", "python") for line in recipe.splitlines()]
+    docker_cmds = [
+        c.strip() for word, args in dockerfile() if word == "RUN" for c in args.split("&&")
+    ]
+    assert pip_commands(docker_cmds) == pip_commands(make_cmds)
+    assert len(pip_commands(make_cmds)) == 3  # pip/setuptools, the lock with --no-deps, the package
+
+
+def test_dockerfile_runs_as_non_root_offline_and_serves_on_the_settings_port():
+    steps = dockerfile()
+    words = [w for w, _ in steps]
+    assert steps[0] == ("FROM", "python:3.11-slim")
+    user = [args for w, args in steps if w == "USER"][-1]
+    assert user.split(":")[0] not in ("root", "0")
+    last_run = max(i for i, w in enumerate(words) if w == "RUN")
+    assert words.index("USER") > last_run  # nothing runs as root after it
+    env = " ".join(args for w, args in steps if w == "ENV")
+    assert "HF_HUB_OFFLINE=1" in env
+    assert [args for w, args in steps if w == "EXPOSE"] == [str(ServerSettings().port)]
+    health = next(args for w, args in steps if w == "HEALTHCHECK")
+    assert "/healthz" in health and "/healthz" in OPS_ROUTES
+    assert next(args for w, args in steps if w == "CMD") == '["footnote", "serve"]'
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["footnote"] == "bot.cli:main"
+    from bot.cli import COMMANDS
+
+    assert {"serve", "ingest"} <= set(COMMANDS)  # what the image, compose and the chart run
+    copied = [args.split()[0] for w, args in steps if w == "COPY"]
+    for path in copied:
+        assert (ROOT / path).exists(), path
+    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text()
+    for path in copied:
+        assert f"!{path}" in ignore or f"!{path}/**" in ignore, (
+            f"{path} is copied but excluded from the context"
+        )
+
+
+def test_the_image_uid_is_the_one_the_chart_runs_as():
+    uid = [args for w, args in dockerfile() if w == "USER"][-1].split(":")[0]
+    for _, obj in render_chart(CHART):
+        spec = pod_spec(obj)
+        if spec is not None:
+            assert (
+                str(spec["securityContext"]["runAsUser"]) == uid
+                and spec["securityContext"]["runAsNonRoot"]
+            )
+
+
+# ── compose and .env.example ─────────────────────────────────────────────────────────────────
+
+
+def test_compose_brings_up_qdrant_redis_an_ingest_job_and_the_bot(monkeypatch):
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    assert set(services) == {"qdrant", "redis", "ingest", "bot"}
+    assert services["qdrant"]["image"].startswith("qdrant/qdrant:")
+    assert services["redis"]["image"].startswith("redis:")
+    for name in ("ingest", "bot"):
+        s = services[name]
+        assert (DEPLOY / s["build"]["context"] / s["build"]["dockerfile"]).resolve() == (
+            DEPLOY / "Dockerfile"
+        ).resolve()
+        assert s["env_file"] == [{"path": ".env", "required": False}]
+        assert set(s["environment"]) <= SETTINGS, set(s["environment"]) - SETTINGS
+        settings = settings_from(s["environment"], monkeypatch)
+        assert settings.qdrant.url == "http://qdrant:6333" and settings.redis.url.startswith(
+            "redis://redis:"
+        )
+    assert services["ingest"]["command"][:2] == ["footnote", "ingest"]
+    assert (ROOT / services["ingest"]["command"][2]).is_dir()
+    assert services["ingest"]["restart"] == "no"
+    bot = services["bot"]
+    assert bot["command"] == ["footnote", "serve"]
+    assert bot["depends_on"]["ingest"] == {"condition": "service_completed_successfully"}
+    assert (
+        bot["depends_on"]["redis"]["condition"]
+        == bot["depends_on"]["qdrant"]["condition"]
+        == "service_healthy"
+    )
+    port = int(bot["environment"]["FOOTNOTE_SERVER__PORT"])
+    assert f"{port}:{port}" in bot["ports"]
+
+
+def env_example() -> list[tuple[str, str | None, bool]]:
+    """(variable, the comment line above it, commented out?) for every variable line."""
+    lines = (DEPLOY / ".env.example").read_text().splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        m = re.match(r"^(#\s*)?(FOOTNOTE_[A-Z0-9_]+)=", line)
+        if m:
+            above = lines[i - 1] if i else ""
+            is_comment = above.startswith("#") and not re.match(r"^#\s*FOOTNOTE_", above)
+            out.append((m.group(2), above if is_comment else None, bool(m.group(1))))
+    return out
+
+
+def test_env_example_lists_every_setting_once_each_with_a_comment():
+    entries = env_example()
+    names = [name for name, _, _ in entries]
+    assert len(names) == len(set(names)), "a variable is listed twice"
+    assert set(names) == SETTINGS, {
+        "missing": SETTINGS - set(names),
+        "not settings": set(names) - SETTINGS,
+    }
+    assert not [name for name, comment, _ in entries if not comment], (
+        "every variable needs a comment above it"
+    )
+
+
+# Lines that show a deployment's value rather than the default (the comment says so).
+ENV_EXAMPLES_NOT_DEFAULTS = {
+    "FOOTNOTE_DIRECTORY_FILE",
+    "FOOTNOTE_QDRANT__URL",
+    "FOOTNOTE_REDIS__URL",
+    "FOOTNOTE_SERVER__PUBLIC_URL",
+    "FOOTNOTE_SERVER__LINK_SECRET",
+    "FOOTNOTE_TELEMETRY__OTLP_ENDPOINT",
+    "FOOTNOTE_TELEMETRY__PUSHGATEWAY_URL",
+}
+
+
+def setting_field(name: str):
+    """The pydantic field an environment variable sets."""
+    model: type[BaseModel] = Settings
+    parts = name.removeprefix("FOOTNOTE_").lower().split("__")
+    for part in parts[:-1]:
+        annotation = model.model_fields[part].annotation
+        model = next(
+            t
+            for t in (get_args(annotation) or (annotation,))
+            if isinstance(t, type) and issubclass(t, BaseModel)
+        )
+    return model.model_fields[parts[-1]]
+
+
+def test_env_example_shows_the_real_defaults():
+    wrong = {}
+    for line in (DEPLOY / ".env.example").read_text().splitlines():
+        m = re.match(r"^# (FOOTNOTE_[A-Z0-9_]+)=(.+)$", line)
+        if not m or m.group(1) in ENV_EXAMPLES_NOT_DEFAULTS:
+            continue
+        field = setting_field(m.group(1))
+        raw = m.group(2)
+        value = json.loads(raw) if raw[:1] in "[{" else raw
+        shown = TypeAdapter(field.annotation).validate_python(value)
+        default = field.get_default(call_default_factory=True)
+        if shown != default:
+            wrong[m.group(1)] = (raw, default)
+    assert not wrong, wrong
+
+
+def test_env_example_as_shipped_parses_and_leaves_optional_sections_off(monkeypatch):
+    env = {}
+    for line in (DEPLOY / ".env.example").read_text().splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            env[key] = value
+    settings = settings_from(env, monkeypatch)
+    assert (
+        settings.slack is None
+        and settings.teams is None
+        and settings.llm is None
+        and settings.cohere is None
+    )
+    assert (
+        settings.server.link_secret.get_secret_value()
+        != ServerSettings().link_secret.get_secret_value()
+    )
+
+
+# ── Helm ─────────────────────────────────────────────────────────────────────────────────────
+
+
+def pod_spec(obj: dict) -> dict | None:
+    if obj["kind"] == "Deployment":
+        return obj["spec"]["template"]["spec"]
+    if obj["kind"] == "CronJob":
+        return obj["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    return None
+
+
+@pytest.fixture(params=list(VALUE_SETS), scope="module")
+def rendered(request) -> list[dict]:
+    return [obj for _, obj in render_chart(CHART, VALUE_SETS[request.param])]
+
+
+def by_kind(objects: list[dict], kind: str) -> list[dict]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+def test_every_rendered_object_passes_the_kubernetes_schema(rendered, version):
+    assert rendered
+    for obj in rendered:
+        kubernetes_validate.validate(obj, version, strict=True)
+
+
+def test_bot_deployment_replicas_probes_and_resources(rendered):
+    (deploy,) = by_kind(rendered, "Deployment")
+    hpa = by_kind(rendered, "HorizontalPodAutoscaler")
+    if hpa:
+        assert "replicas" not in deploy["spec"] and hpa[0]["spec"]["minReplicas"] >= 2
+        assert hpa[0]["spec"]["scaleTargetRef"]["name"] == deploy["metadata"]["name"]
+    else:
+        assert deploy["spec"]["replicas"] >= 2
+    (container,) = deploy["spec"]["template"]["spec"]["containers"]
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+        get = container[probe]["httpGet"]
+        assert get["path"] in OPS_ROUTES and get["port"] in ports
+    assert set(container["resources"]["requests"]) == {"cpu", "memory"}
+    annotations = deploy["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["prometheus.io/path"] in OPS_ROUTES
+    assert int(annotations["prometheus.io/port"]) == ports["http"]
+
+
+def test_pdb_and_service_select_the_bot_pods(rendered):
+    (deploy,) = by_kind(rendered, "Deployment")
+    labels = deploy["spec"]["template"]["metadata"]["labels"]
+    assert deploy["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    (pdb,) = by_kind(rendered, "PodDisruptionBudget")
+    assert pdb["spec"]["selector"]["matchLabels"] == deploy["spec"]["selector"]["matchLabels"]
+    assert pdb["spec"]["minAvailable"] < deploy["spec"].get("replicas", 2)
+    (service,) = by_kind(rendered, "Service")
+    assert service["spec"]["selector"].items() <= labels.items()
+    (container,) = deploy["spec"]["template"]["spec"]["containers"]
+    assert service["spec"]["ports"][0]["targetPort"] in {p["name"] for p in container["ports"]}
+
+
+def test_every_env_var_the_chart_sets_is_a_setting_and_parses(rendered, monkeypatch):
+    maps = {
+        (o["kind"], o["metadata"]["name"]): o.get("data") or o.get("stringData") or {}
+        for o in rendered
+        if o["kind"] in ("ConfigMap", "Secret")
+    }
+    env: dict[str, str] = {}
+    for obj in rendered:
+        spec = pod_spec(obj)
+        if spec is None:
+            continue
+        for container in spec["containers"]:
+            for source in container.get("envFrom", []):
+                kind, ref = (
+                    ("ConfigMap", source["configMapRef"])
+                    if "configMapRef" in source
+                    else ("Secret", source["secretRef"])
+                )
+                if (kind, ref["name"]) in maps:
+                    env |= maps[(kind, ref["name"])]
+                else:
+                    assert ref["name"] == "footnote-keys"  # the admin's own Secret
+            env |= {e["name"]: e["value"] for e in container.get("env", [])}
+    assert set(env) <= SETTINGS, set(env) - SETTINGS
+    settings = settings_from(env, monkeypatch)
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert settings.qdrant.shard_number == values["qdrant"]["shardNumber"]
+    assert settings.qdrant.replication_factor == values["qdrant"]["replicationFactor"]
+    assert (
+        settings.qdrant.url == values["qdrant"]["url"]
+        and settings.redis.url == values["redis"]["url"]
+    )
+
+
+def test_secrets_hold_only_what_was_given(rendered):
+    for secret in by_kind(rendered, "Secret"):
+        data = secret.get("stringData") or {}
+        assert all(data.values()), "an empty value would switch an optional section on"
+        assert set(data) <= SETTINGS
+
+
+def test_ingest_cronjobs_one_per_source_never_overlapping(rendered):
+    jobs = by_kind(rendered, "CronJob")
+    assert jobs
+    for job in jobs:
+        assert job["spec"]["concurrencyPolicy"] == "Forbid"
+        (container,) = pod_spec(job)["containers"]
+        assert container["command"][:2] == ["footnote", "ingest"]
+
+
+def test_secret_values_with_quotes_survive_rendering():
+    out = render("k: {{ .Values.v | quote }}\n", {"v": 'a "quoted" \\ value'})
+    assert yaml.safe_load(out) == {"k": 'a "quoted" \\ value'}
+
+
+def test_renderer_refuses_what_it_does_not_understand():
+    with pytest.raises(ValueError):
+        render('{{ include "x" . }}', {})
+    with pytest.raises(KeyError):
+        render("{{ .Values.typo }}", {})

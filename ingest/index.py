@@ -83,6 +83,10 @@ class Index(Protocol):
 
     def purge_tombstones(self) -> None: ...
 
+    def optimize(self) -> None:
+        """Bring search structures up to date after a bulk write (a no-op where the server does it)."""
+        ...
+
     def texts(self, limit: int) -> list[str]:
         """Up to ``limit`` live chunk texts, for corpus statistics (term rarity)."""
         ...

@@ -108,6 +108,8 @@ class Ingester:
                 report.deleted.append(doc_id)
                 on_file(doc_id, "deleted")
         self.index.purge_tombstones()
+        if report.added or report.updated or report.deleted:
+            self.index.optimize()  # merge segments and build HNSW: a fresh Edge folder is scanned, not indexed
         report.seconds = time.perf_counter() - started
         return report
 
@@ -136,6 +138,8 @@ class Ingester:
                 pending = []
         self._write(pending, known, report, on_file)
         self.index.purge_tombstones()
+        if report.added or report.updated or report.deleted:
+            self.index.optimize()  # merge segments and build HNSW: a fresh Edge folder is scanned, not indexed
         report.seconds = time.perf_counter() - started
         return report
 

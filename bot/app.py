@@ -38,7 +38,15 @@ class Deps:
 
     @cached_property
     def retriever(self) -> Retriever:
-        return Retriever(self.index, self.embedders, self.sparse, self.settings.retrieval)
+        from agent.rerank import build_reranker
+
+        return Retriever(
+            self.index,
+            self.embedders,
+            self.sparse,
+            self.settings.retrieval,
+            reranker=build_reranker(self.settings),
+        )
 
     @cached_property
     def ingester(self) -> Ingester:

@@ -14,6 +14,24 @@ ROOT = Path(__file__).resolve().parent.parent
 HANDBOOK = ROOT / "examples" / "handbook"
 
 
+EVERY_GROUP = [
+    "*",
+    "admins",
+    "hr",
+    "engineering",
+    "finance",
+    "sales",
+    "support",
+    "managers",
+    "contractors",
+]
+
+
+def all_chunks(index) -> list[dict]:
+    """Every live chunk of the index, whatever its access list (for checking what readers saw)."""
+    return [c for d in index.documents() for c in index.chunks(d, EVERY_GROUP)]
+
+
 class CachedEmbedder:
     """A real embedder whose vectors are remembered by text, so two backends embed the corpus once."""
 

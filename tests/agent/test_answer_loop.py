@@ -13,7 +13,7 @@ from agent.evaluation import load_golden, run_eval
 from agent.turns import Message, Turn
 from bot.directory import FileDirectory
 from ingest.index import allowed
-from tests.conftest import ROOT
+from tests.conftest import ROOT, all_chunks
 
 DIRECTORY = FileDirectory.load(ROOT / "examples" / "directory.yaml")
 SALARY_FIGURE = re.compile(r"\b\d{2,3}[,.]\d{3}\b")
@@ -146,24 +146,7 @@ def test_twenty_concurrent_turns_each_see_only_their_own_documents(handbook_deps
         ("dave", "Within how many days can a monthly plan be refunded?"),
         ("erin", "Who books travel for contractors?"),
     ] * 4
-    chunks = {
-        c["doc_id"]: c["acl"]
-        for d in handbook_deps.index.documents()
-        for c in handbook_deps.index.chunks(
-            d,
-            [
-                "*",
-                "admins",
-                "hr",
-                "engineering",
-                "finance",
-                "sales",
-                "support",
-                "managers",
-                "contractors",
-            ],
-        )
-    }
+    chunks = {c["doc_id"]: c["acl"] for c in all_chunks(handbook_deps.index)}
 
     async def all_turns():
         return await asyncio.gather(*(assistant.answer(turn(u, q)) for u, q in questions))

@@ -11,7 +11,7 @@ from ingest.pipeline import Ingester
 from ingest.server_index import ServerIndex
 from ingest.settings import Settings
 from ingest.sparse import BM25Encoder
-from tests.conftest import HANDBOOK, ROOT
+from tests.conftest import HANDBOOK, ROOT, all_chunks
 
 DIRECTORY = FileDirectory.load(ROOT / "examples" / "directory.yaml")
 
@@ -28,30 +28,8 @@ def retriever(request, handbook_deps, embedders):
     index.close()
 
 
-def all_chunks(retriever) -> list[dict]:
-    index = retriever.index
-    return [
-        c
-        for d in index.documents()
-        for c in index.chunks(
-            d,
-            [
-                "*",
-                "admins",
-                "hr",
-                "engineering",
-                "finance",
-                "sales",
-                "support",
-                "managers",
-                "contractors",
-            ],
-        )
-    ]
-
-
 def test_no_user_ever_sees_a_passage_outside_their_groups(retriever):
-    chunks = all_chunks(retriever)
+    chunks = all_chunks(retriever.index)
     assert len(chunks) > 100
     for person in DIRECTORY.people.values():
         mine = set(allowed(person.groups))

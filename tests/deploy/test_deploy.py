@@ -106,6 +106,17 @@ def pip_commands(commands: list[str]) -> list[list[str]]:
     ]
 
 
+def test_lock_pins_every_package_by_version_from_the_registry():
+    """A local wheel path in the lock installs on the machine that wrote it and nowhere else."""
+    lines = [
+        line
+        for line in (ROOT / "requirements.lock").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    unpinned = [line for line in lines if not re.fullmatch(r"[A-Za-z0-9_.\-]+==[\w.\-+!]+", line)]
+    assert lines and not unpinned
+
+
 def test_dockerfile_installs_exactly_as_the_makefile_does():
     make = (ROOT / "Makefile").read_text()
     recipe = re.search(r"^\$\(VENV\)/\.installed:.*\n((?:\t.*\n)+)", make, re.M).group(1)

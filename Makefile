@@ -38,4 +38,4 @@ bench: install
 
 # Re-pin after changing dependencies in pyproject.toml (run inside the venv).
 lock:
-	$(PY) -m pip list --format=freeze --exclude-editable | grep -v "^footnote=" > requirements.lock
+	$(PY) -m pip list --format=freeze --exclude-editable | grep -v -E "^(footnote|pip|setuptools|wheel)==" > requirements.lock

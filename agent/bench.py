@@ -235,7 +235,7 @@ class Product:
     @classmethod
     def build(cls, settings: Settings) -> Product:
         embedders = build_embedders(settings)
-        index = open_index(settings, {e.name: e.dim for e in embedders})
+        index = open_index(settings, embedders)
         sparse = BM25Encoder.from_settings(settings.retrieval)
         return cls(
             settings,

@@ -19,7 +19,7 @@ from threadpoolctl import threadpool_limits
 
 from agent.rerank import Reranker
 from ingest.embed import Embedder
-from ingest.index import Hit, HybridQuery, Index
+from ingest.index import SENTENCES, Hit, HybridQuery, Index, is_sentences
 from ingest.languages import detect_lang
 from ingest.settings import RetrievalSettings
 from ingest.sparse import BM25Encoder
@@ -119,9 +119,14 @@ class Retriever:
         return {embedders[0].name: one(embedders[0])} | {n: f.result() for n, f in others.items()}
 
     def weights(self, lang: str) -> dict[str, float]:
-        w = self.settings.weights_en if lang == "en" else self.settings.weights_other
-        weights = {"sparse": w[0], "minilm": w[1], "use": w[2], "cohere": 1.0}
-        return {e.name: weights.get(e.name, 1.0) for e in self.embedders} | {"sparse": w[0]}
+        bm25, minilm, use, use_sentences = (
+            self.settings.weights_en if lang == "en" else self.settings.weights_other
+        )
+        if "use" + SENTENCES not in self.index.dims:  # the whole chunk stands in for its sentences
+            use, use_sentences = use + use_sentences, 0.0
+        by_name = {"minilm": minilm, "use": use, "use" + SENTENCES: use_sentences}
+        names = [n for n in self.index.dims if n in by_name or not is_sentences(n)]
+        return {n: by_name.get(n, 1.0) for n in names} | {"sparse": bm25}
 
     def search(
         self,
@@ -135,14 +140,23 @@ class Retriever:
         s = self.settings
         lang = detect_lang(query)
         weights = self.weights(lang)
-        dense = self._embed(query, [e for e in self.embedders if weights.get(e.name, 0) > 0])
+        needed = [
+            e
+            for e in self.embedders
+            if weights.get(e.name, 0) + weights.get(e.name + SENTENCES, 0) > 0
+        ]
+        dense = self._embed(query, needed)
         sparse = self.sparse.encode_query(query, lang)
         if s.fusion == "sum" and sparse.indices:
             weights["sparse"] /= len(sparse.indices)
         limit = max(top_k, s.rerank_depth) if self.reranker else top_k
+        vectors: dict[str, list[float] | list[list[float]]] = {**dense}
+        vectors |= {
+            n + SENTENCES: [v] for n, v in dense.items() if weights.get(n + SENTENCES, 0) > 0
+        }
         q = HybridQuery(
             groups=list(groups),
-            dense=dense,
+            dense=vectors,
             sparse=sparse,
             weights=weights,
             limit=limit,

@@ -34,7 +34,7 @@ class Deps:
 
     @cached_property
     def index(self):
-        return open_index(self.settings, {e.name: e.dim for e in self.embedders})
+        return open_index(self.settings, self.embedders)
 
     @cached_property
     def retriever(self) -> Retriever:
@@ -72,7 +72,7 @@ class Deps:
         other = self.settings.model_copy(
             update={"qdrant": self.settings.qdrant.model_copy(update={"collection": fb.collection})}
         )
-        index = open_index(other, {e.name: e.dim for e in self.embedders})
+        index = open_index(other, self.embedders)
         self._extra_indexes.append(index)
         return CollectionFallback(
             Retriever(index, self.embedders, self.sparse, self.settings.retrieval), label=fb.label

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ingest.embed import CohereEmbedder, Embedder, UseEmbedder
 from ingest.errors import ConfigError
+from ingest.index import vector_dims
 from ingest.settings import Settings
 
 
@@ -33,7 +36,8 @@ def build_embedders(settings: Settings) -> list[Embedder]:
     return embedders
 
 
-def open_index(settings: Settings, dims: dict[str, int]):
+def open_index(settings: Settings, embedders: Sequence[Embedder]):
+    dims = vector_dims(embedders, settings.embedding.sentence_vectors)
     q = settings.qdrant
     if q.url:
         from ingest.server_index import ServerIndex

@@ -159,6 +159,11 @@ def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
     return chunks
 
 
+def sentences(text: str) -> list[str]:
+    """The sentences (and lines) of a text, trimmed, in order."""
+    return [text[s:e] for s, e in _sentences(text)]
+
+
 def _sentences(text: str) -> list[tuple[int, int]]:
     spans, start = [], 0
     for match in _SENTENCE_END.finditer(text):

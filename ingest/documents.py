@@ -50,6 +50,11 @@ class Chunk:
     content_hash: str
     url: str | None = None
 
+    @property
+    def body(self) -> str:
+        """The text without its breadcrumbs."""
+        return self.text.removeprefix(self.breadcrumbs).lstrip("\n")
+
     def payload(self) -> dict:
         return {
             "doc_id": self.doc_id,

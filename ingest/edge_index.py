@@ -16,9 +16,12 @@ from qdrant_edge import (
     Filter,
     Formula,
     Fusion,
+    HnswIndexConfig,
     MatchAny,
     MatchValue,
     Modifier,
+    MultiVectorComparator,
+    MultiVectorConfig,
     PayloadSchemaType,
     Point,
     Prefetch,
@@ -38,6 +41,7 @@ from ingest.index import (
     HybridQuery,
     PointData,
     allowed,
+    is_sentences,
     reader_group_sets,
 )
 
@@ -48,9 +52,7 @@ class EdgeIndex:
     def __init__(self, path: Path, dims: dict[str, int]):
         self.path = Path(path)
         config = EdgeConfig(
-            vectors={
-                name: EdgeVectorParams(size=d, distance=Distance.Cosine) for name, d in dims.items()
-            },
+            vectors={name: _vector_params(name, d) for name, d in dims.items()},
             sparse_vectors={"sparse": EdgeSparseVectorParams(modifier=Modifier.Idf)},
         )
         try:
@@ -103,7 +105,7 @@ class EdgeIndex:
         f = _filter(q)
         prefetches, names = [], []
         for name, vector in q.dense.items():
-            if q.weights.get(name, 1.0) > 0:
+            if q.weights.get(name, 1.0) > 0 and not is_sentences(name):
                 prefetches.append(
                     Prefetch(q.prefetch, query=Query.Nearest(vector, using=name), filter=f)
                 )
@@ -120,8 +122,15 @@ class EdgeIndex:
         fusion: Formula | Fusion.Rrf
         if q.fusion == "sum":
             # Each signal rescores the union of the candidates, so every score in the sum is exact.
+            # Sentence multivectors only rescore: they add a term, never a candidate.
             union = q.prefetch * len(prefetches)
-            prefetches = [Prefetch(union, query=p.query, prefetches=prefetches) for p in prefetches]
+            rescorers = [p.query for p in prefetches]
+            for name, vector in q.dense.items():
+                if q.weights.get(name, 1.0) > 0 and is_sentences(name):
+                    rescorers.append(Query.Nearest(vector, using=name))
+                    names.append(name)
+            prefetches = [Prefetch(union, query=r, prefetches=prefetches) for r in rescorers]
+            weights = [q.weights.get(n, 1.0) for n in names]
             terms = [
                 Expression.Mult([Expression.Constant(w), Expression.Variable(f"$score[{i}]")])
                 for i, w in enumerate(weights)
@@ -186,6 +195,17 @@ class EdgeIndex:
             if offset is None:
                 break
         return out[:limit] if limit is not None else out
+
+
+def _vector_params(name: str, dim: int) -> EdgeVectorParams:
+    if not is_sentences(name):
+        return EdgeVectorParams(size=dim, distance=Distance.Cosine)
+    return EdgeVectorParams(
+        size=dim,
+        distance=Distance.Cosine,
+        multivector_config=MultiVectorConfig(MultiVectorComparator.MaxSim),
+        hnsw_config=HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000),
+    )
 
 
 def _dense(vector, names: Sequence[str]) -> dict[str, list[float]]:

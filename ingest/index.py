@@ -14,12 +14,26 @@ from typing import Literal, Protocol
 from ingest.sparse import Sparse
 
 TOMBSTONE_ACL = "__deleted__"
+# A vector named "<model>_sentences" is a multivector: the model's vector of each sentence of the
+# chunk, compared by max-sim (for one query vector: the cosine of the best sentence). It only
+# rescores the candidates the other signals found; it never fetches any, so it needs no HNSW.
+SENTENCES = "_sentences"
+
+
+def is_sentences(name: str) -> bool:
+    return name.endswith(SENTENCES)
+
+
+def vector_dims(embedders: Sequence, sentence_models: Sequence[str] = ()) -> dict[str, int]:
+    """Every named vector an index holds: one per embedder, plus the sentence multivectors."""
+    dims = {e.name: e.dim for e in embedders}
+    return dims | {f"{e.name}{SENTENCES}": e.dim for e in embedders if e.name in sentence_models}
 
 
 @dataclass
 class PointData:
     id: int
-    dense: dict[str, list[float]]  # vector name → vector
+    dense: dict[str, list[float] | list[list[float]]]  # name → vector (or sentence multivector)
     sparse: Sparse
     payload: dict
 
@@ -39,7 +53,8 @@ class HybridQuery:
     groups: Sequence[str]  # the asker's groups; "*" documents are always allowed
     # In a channel, every member must be able to read what is shown: one group list per member.
     readers: Sequence[Sequence[str]] = ()
-    dense: dict[str, list[float]] = field(default_factory=dict)
+    # name → query vector; a sentences multivector takes a one-row matrix and only rescores
+    dense: dict[str, list[float] | list[list[float]]] = field(default_factory=dict)
     sparse: Sparse | None = None
     weights: dict[str, float] = field(default_factory=dict)  # vector name (or "sparse") → weight
     limit: int = 10
@@ -64,6 +79,8 @@ class DocState:
 
 
 class Index(Protocol):
+    dims: dict[str, int]  # the named vectors it holds (``vector_dims``)
+
     def upsert_document(
         self, doc_id: str, points: Sequence[PointData], stale_ids: Sequence[int]
     ) -> None:

@@ -14,14 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from ingest.access import is_document, resolve_acl, sidecar_meta
-from ingest.chunk import chunk_document
+from ingest.chunk import chunk_document, sentences
 from ingest.documents import Chunk, Document
 from ingest.embed import Embedder
 from ingest.errors import BadDocument
-from ingest.index import Index, PointData
+from ingest.index import SENTENCES, Index, PointData
 from ingest.languages import detect_lang
 from ingest.parse import SUFFIXES, parse_file
 from ingest.settings import Settings
@@ -181,14 +179,21 @@ class Ingester:
 
     def embed_chunks(self, chunks: Sequence[Chunk]) -> list[PointData]:
         texts = [c.text for c in chunks]
-        dense = {e.name: e.embed(texts, kind="document") for e in self.embedders}
+        dense: dict[str, list] = {
+            e.name: e.embed(texts, kind="document").tolist() for e in self.embedders
+        }
+        per_chunk = [sentences(c.body) or [c.text] for c in chunks]
+        for e in self.embedders:
+            if e.name in self.settings.embedding.sentence_vectors:
+                flat = iter(e.embed([s for group in per_chunk for s in group]).tolist())
+                dense[e.name + SENTENCES] = [[next(flat) for _ in group] for group in per_chunk]
         points = []
         for i, c in enumerate(chunks):
             payload = c.payload() | {"doc_chunks": None}
             points.append(
                 PointData(
                     id=point_id(c.doc_id, c.seq),
-                    dense={name: np.asarray(v[i]).tolist() for name, v in dense.items()},
+                    dense={name: v[i] for name, v in dense.items()},
                     sparse=self.sparse.encode_document(c.text, c.lang),
                     payload=payload,
                 )

@@ -19,6 +19,7 @@ from ingest.index import (
     HybridQuery,
     PointData,
     allowed,
+    is_sentences,
     reader_group_sets,
 )
 
@@ -40,10 +41,7 @@ class ServerIndex:
         if not exists:
             client.create_collection(
                 collection,
-                vectors_config={
-                    name: models.VectorParams(size=d, distance=models.Distance.COSINE)
-                    for name, d in dims.items()
-                },
+                vectors_config={name: _vector_params(name, d) for name, d in dims.items()},
                 sparse_vectors_config={
                     "sparse": models.SparseVectorParams(modifier=models.Modifier.IDF)
                 },
@@ -105,7 +103,7 @@ class ServerIndex:
         f = _filter(q)
         prefetch, names = [], []
         for name, vector in q.dense.items():
-            if q.weights.get(name, 1.0) > 0:
+            if q.weights.get(name, 1.0) > 0 and not is_sentences(name):
                 prefetch.append(
                     models.Prefetch(query=vector, using=name, filter=f, limit=q.prefetch)
                 )
@@ -120,11 +118,18 @@ class ServerIndex:
         fusion: models.Query
         if q.fusion == "sum":
             # Each signal rescores the union of the candidates, so every score in the sum is exact.
+            # Sentence multivectors only rescore: they add a term, never a candidate.
             union = q.prefetch * len(prefetch)
+            rescorers = [(p.query, p.using) for p in prefetch]
+            for name, vector in q.dense.items():
+                if q.weights.get(name, 1.0) > 0 and is_sentences(name):
+                    rescorers.append((vector, name))
+                    names.append(name)
             prefetch = [
-                models.Prefetch(query=p.query, using=p.using, prefetch=prefetch, limit=union)
-                for p in prefetch
+                models.Prefetch(query=query, using=using, prefetch=prefetch, limit=union)
+                for query, using in rescorers
             ]
+            weights = [q.weights.get(n, 1.0) for n in names]
             terms: list = [
                 models.MultExpression(mult=[w, f"$score[{i}]"]) for i, w in enumerate(weights)
             ]
@@ -221,3 +226,16 @@ def _filter(q: HybridQuery) -> models.Filter:
             models.FieldCondition(key="updated", range=models.DatetimeRange(gte=q.updated_after))
         )
     return models.Filter(must=must)
+
+
+def _vector_params(name: str, dim: int) -> models.VectorParams:
+    if not is_sentences(name):
+        return models.VectorParams(size=dim, distance=models.Distance.COSINE)
+    return models.VectorParams(
+        size=dim,
+        distance=models.Distance.COSINE,
+        multivector_config=models.MultiVectorConfig(
+            comparator=models.MultiVectorComparator.MAX_SIM
+        ),
+        hnsw_config=models.HnswConfigDiff(m=0),
+    )

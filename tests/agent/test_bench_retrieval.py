@@ -71,7 +71,7 @@ UKRAINIAN = [  # question (in other word forms than the guide uses), a string th
 def test_ukrainian_questions_find_the_ukrainian_passage(settings):
     s = settings.model_copy(update={"data_dir": settings.data_dir / "uk"})
     embedders = build_embedders(s)
-    index = open_index(s, {e.name: e.dim for e in embedders})
+    index = open_index(s, embedders)
     sparse = BM25Encoder.from_settings(s.retrieval)
     Ingester(index, embedders, sparse, s).ingest(KYIV)
     retriever = Retriever(index, embedders, sparse, s.retrieval)

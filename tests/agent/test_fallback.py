@@ -9,6 +9,7 @@ from agent.fallback import CollectionFallback
 from agent.retrieval import Retriever
 from agent.turns import Turn
 from ingest.edge_index import EdgeIndex
+from ingest.index import vector_dims
 from ingest.pipeline import Ingester
 from ingest.settings import Settings
 from ingest.sparse import BM25Encoder
@@ -24,7 +25,9 @@ def test_fallback_answers_what_the_handbook_cannot_and_is_marked_external(
         "Pet insurance covers veterinary bills for cats and dogs; premiums depend on the pet's age and breed.\n"
     )
     settings = Settings(data_dir=tmp_path / "fallback")
-    index = EdgeIndex(settings.index_dir, {e.name: e.dim for e in embedders})
+    index = EdgeIndex(
+        settings.index_dir, vector_dims(embedders, settings.embedding.sentence_vectors)
+    )
     Ingester(index, embedders, BM25Encoder(), settings).ingest(public)
     fallback = CollectionFallback(Retriever(index, embedders, BM25Encoder(), settings.retrieval))
     assistant = build_assistant(handbook_deps, fallback=fallback)

@@ -154,7 +154,7 @@ def test_retriever_reranks_a_deeper_list_and_returns_top_k(cohere, tmp_path):
         index,
         [OneHot()],
         sparse,
-        RetrievalSettings(rerank_depth=30, weights_en=(0.2, 0.0, 1.0)),
+        RetrievalSettings(rerank_depth=30, weights_en=(0.2, 0.0, 1.0, 0.0)),
         reranker=reranker,
     )
     out = retriever.search("parental leave weeks", ["*"], top_k=2)

@@ -6,7 +6,7 @@ import pytest
 
 from agent.retrieval import Retriever
 from bot.directory import FileDirectory
-from ingest.index import allowed
+from ingest.index import allowed, vector_dims
 from ingest.pipeline import Ingester
 from ingest.server_index import ServerIndex
 from ingest.settings import Settings
@@ -22,7 +22,9 @@ def retriever(request, handbook_deps, embedders):
         yield handbook_deps.retriever
         return
     settings = Settings()
-    index = ServerIndex.connect(":memory:", None, "handbook", {e.name: e.dim for e in embedders})
+    index = ServerIndex.connect(
+        ":memory:", None, "handbook", vector_dims(embedders, settings.embedding.sentence_vectors)
+    )
     Ingester(index, embedders, BM25Encoder(), settings).ingest(HANDBOOK)
     yield Retriever(index, embedders, BM25Encoder(), settings.retrieval)
     index.close()

@@ -12,7 +12,7 @@ from ingest.index import HybridQuery, PointData
 from ingest.server_index import ServerIndex
 from ingest.sparse import BM25Encoder
 
-DIMS = {"minilm": 8, "use": 8}
+DIMS = {"minilm": 8, "use": 8, "use_sentences": 8}
 enc = BM25Encoder()
 
 
@@ -169,6 +169,29 @@ def test_sum_fusion_adds_exact_weighted_scores_over_every_candidate(index):
         index.query(replace(q, weights={"minilm": 0.0, "sparse": 1.0}))[0].score, abs=1e-4
     )
     assert score[0] - 0.5 * cosine[0] > 0.6
+
+
+def test_sentence_vectors_rescore_the_candidates_by_their_best_sentence(index):
+    cosine = {i: float(np.dot(vec(100 + i), vec(7))) for i in range(3)}
+    *candidates, outsider = sorted(cosine, key=cosine.get, reverse=True)
+    sentences = {candidates[0]: [vec(50), vec(51)], candidates[1]: [vec(52)], outsider: [vec(7)]}
+    pts = points("d", ["one", "two", "three"], ["*"])
+    for p in pts:
+        p.dense["use_sentences"] = sentences[p.id]
+    index.upsert_document("d", pts, [])
+    q = HybridQuery(
+        groups=["x"],
+        dense={"use": vec(7), "use_sentences": [vec(7)]},
+        fusion="sum",
+        weights={"use": 0.5, "use_sentences": 0.5},
+        prefetch=2,
+    )
+    hits = {h.id: h.score for h in index.query(q)}
+    # Only what the chunk vectors found is scored: a perfect sentence elsewhere adds no candidate.
+    assert sorted(hits) == sorted(candidates)
+    for i in candidates:
+        best = max(float(np.dot(s, vec(7))) for s in sentences[i])
+        assert hits[i] == pytest.approx(0.5 * cosine[i] + 0.5 * best, abs=1e-4)
 
 
 def test_texts_skips_tombstones(index):

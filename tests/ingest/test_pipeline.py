@@ -14,6 +14,7 @@ import pytest
 
 from bot.cli import main as cli_main
 from ingest.edge_index import EdgeIndex
+from ingest.index import vector_dims
 from ingest.pipeline import Ingester
 from ingest.settings import IngestSettings, Settings
 from ingest.sparse import BM25Encoder
@@ -21,7 +22,9 @@ from ingest.sparse import BM25Encoder
 
 def make_ingester(tmp_path: Path, embedders, **ingest) -> Ingester:
     settings = Settings(data_dir=tmp_path / "data", ingest=IngestSettings(**ingest))
-    index = EdgeIndex(settings.index_dir, {e.name: e.dim for e in embedders})
+    index = EdgeIndex(
+        settings.index_dir, vector_dims(embedders, settings.embedding.sentence_vectors)
+    )
     return Ingester(index, embedders, BM25Encoder(), settings)
 
 
@@ -164,7 +167,7 @@ def test_a_kill_mid_batch_leaves_each_document_fully_old_or_fully_new(tmp_path):
     seen = run(kill_after=5)
     assert "done" not in seen
 
-    index = EdgeIndex(data / "index", {"minilm": 384, "use": 512})
+    index = EdgeIndex(data / "index", {"minilm": 384, "use": 512, "use_sentences": 512})
     states = []
     for i in range(12):
         chunks = index.chunks(f"docs/doc{i:02d}.md", ["*"])

@@ -284,9 +284,10 @@ def clones(
     for i in range(start, start + n):
         seed = seeds[i % len(seeds)]
         dense = {}
-        for name, v in seed.dense.items():
-            x = np.asarray(v) + rng.normal(0, 0.3 / math.sqrt(len(v)), len(v))
-            dense[name] = (x / np.linalg.norm(x)).tolist()
+        for name, v in seed.dense.items():  # a vector, or a matrix of sentence vectors
+            x = np.asarray(v)
+            x = x + rng.normal(0, 0.3 / math.sqrt(x.shape[-1]), x.shape)
+            dense[name] = (x / np.linalg.norm(x, axis=-1, keepdims=True)).tolist()
         values = (
             np.asarray(seed.sparse.values) * rng.uniform(0.7, 1.3, len(seed.sparse.values))
         ).tolist()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,7 +125,7 @@ class EvalReport:
         return out
 
 
-def _mean(xs: list[float]) -> float:
+def _mean(xs: Sequence[float]) -> float:
     return statistics.fmean(xs) if xs else 0.0
 
 

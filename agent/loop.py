@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
 
@@ -21,7 +21,7 @@ from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.retrieval import Passage
 from agent.telemetry import TurnTelemetry
 from agent.tools import TurnTools
-from agent.turns import Answer, Citation, TraceStep, Turn
+from agent.turns import Answer, Citation, Status, TraceStep, Turn
 
 MAX_ROUNDS = 3
 MAX_PASSAGES = 8
@@ -213,7 +213,9 @@ class AnswerLoop(Workflow):
             if decision != "enough" and run.round < MAX_ROUNDS:
                 t1 = time.perf_counter()
                 best = _ranked(run, sq)
-                mode = "broaden" if decision == "broaden" else "rewrite"
+                mode: Literal["rewrite", "broaden"] = (
+                    "broaden" if decision == "broaden" else "rewrite"
+                )
                 new_query = await self.reasoner.rewrite(sq, best, mode, run.tried)
                 run.queries[sq] = new_query
                 run.record(mode, t1, decision=mode, reason=reason, queries=[new_query])
@@ -350,7 +352,7 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
             )
             lines.append(f"{s.text} {marks}".strip())
         text = crm + " ".join(lines)
-        status = "answered"
+        status: Status = "answered"
         if draft.missing:
             status = "partial"
             text += "\n\nI found nothing on: " + "; ".join(draft.missing) + "."
@@ -367,7 +369,8 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
     text += " Want me to open a ticket?"
     if crm:
         return Answer(crm + text, "partial", citations, trace=run.trace, searched=searched)
-    action = run.tools.create_ticket(run.route.question, _ticket_body(run.route.question, searched))
+    question = run.route.question if run.route else ""
+    action = run.tools.create_ticket(question, _ticket_body(question, searched))
     return Answer(
         text, "unknown", citations, pending_action=action, trace=run.trace, searched=searched
     )

@@ -13,11 +13,10 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from agent.reasoning import Check, Draft, Grade, Route, Sentence
+from agent.reasoning import Check, Draft, Grade, GradeLabel, Route, Sentence
 from agent.retrieval import Passage
 from agent.terms import TermStats, coverage
 from agent.turns import Message
@@ -198,7 +197,7 @@ class OfflineReasoner:
             else:
                 cov = coverage(weights, set(tokenize(p.text, p.lang)))
                 score = 0.6 * cov + 0.4 * sim_n
-            label = (
+            label: GradeLabel = (
                 "relevant"
                 if score >= self.relevant_at
                 else "partial"
@@ -229,15 +228,15 @@ class OfflineReasoner:
             if broadened and broadened not in tried:
                 return broadened
         # RM3-style: add the rarest terms of the two best passages that the question lacks.
-        counts: Counter = Counter()
+        counts: dict[str, float] = {}
         surface: dict[str, str] = {}
         for p in passages[:2]:
             for word in re.findall(r"[^\W\d_]{3,}", p.body):
                 for t in tokenize(word, p.lang):
                     if t not in q_terms:
-                        counts[t] += stats.idf(t)
+                        counts[t] = counts.get(t, 0.0) + stats.idf(t)
                         surface.setdefault(t, word.lower())
-        extra = [surface[t] for t, _ in counts.most_common(4)]
+        extra = [surface[t] for t in sorted(counts, key=counts.__getitem__, reverse=True)[:4]]
         candidate = f"{question} {' '.join(extra)}".strip()
         return candidate if candidate not in tried else f"{question} {' '.join(extra[:2])}"
 
@@ -285,10 +284,10 @@ class OfflineReasoner:
         scored.sort(key=lambda x: -x[0])
         if self._embedders:
             # Re-score the best candidates by meaning, not only by shared words.
-            head = scored[:SENTENCE_CANDIDATES]
-            sims = self._sentence_sims(question, [s for _, _, s in head])
+            best = scored[:SENTENCE_CANDIDATES]
+            sims = self._sentence_sims(question, [s for _, _, s in best])
             scored = sorted(
-                ((sc + 0.5 * sim, i, s) for (sc, i, s), sim in zip(head, sims, strict=True)),
+                ((sc + 0.5 * sim, i, s) for (sc, i, s), sim in zip(best, sims, strict=True)),
                 key=lambda x: -x[0],
             )
         top_score = scored[0][0]

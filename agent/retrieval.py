@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from agent.rerank import Reranker
 from ingest.embed import Embedder
@@ -106,12 +105,11 @@ class Retriever:
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embed")
 
     def _embed(self, query: str, embedders: list[Embedder]) -> dict[str, list[float]]:
-        """The query's vector from each model, the models side by side on the two cores, each
-        with one BLAS thread (BLAS threads spinning for a busy core were several times slower)."""
+        """The query's vector from each model, the models side by side on the two cores. Each
+        embedder caps its own threads for a query (USE takes one BLAS thread)."""
 
         def one(e: Embedder) -> list[float]:
-            with threadpool_limits(limits=1, user_api="blas"):
-                return e.embed([query], kind="query")[0].tolist()
+            return e.embed([query], kind="query")[0].tolist()
 
         if len(embedders) < 2:
             return {e.name: one(e) for e in embedders}
@@ -174,12 +172,14 @@ class Retriever:
             # word matches, a second, dense-only chance, interleaved with the hybrid ranking.
             cross = self.index.query(replace(q, weights={**weights, "sparse": 0.0}))
             hits = _interleave(hits, cross, limit)
-        passages = []
-        for hit in hits:
-            p = Passage.from_hit(hit)
-            # Cosine of query and passage per model: a confidence fused scores cannot give.
-            p.extra = {f"sim_{n}": float(np.dot(dense[n], v)) for n, v in hit.vectors.items()}
-            passages.append(p)
+        passages = [Passage.from_hit(hit) for hit in hits]
+        # Cosine of query and passage per model: a confidence fused scores cannot give.
+        for name, vector in dense.items():
+            found = [i for i, hit in enumerate(hits) if name in hit.vectors]
+            if found:
+                cosines = np.array([hits[i].vectors[name] for i in found]) @ np.array(vector)
+                for i, cosine in zip(found, cosines.tolist(), strict=True):
+                    passages[i].extra[f"sim_{name}"] = cosine
         if self.reranker and passages:
             passages = self.reranker.rerank(query, passages, top_k)
         return passages[:top_k]

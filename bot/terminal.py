@@ -61,6 +61,8 @@ class TerminalChat:
 
     async def _offer_ticket(self, answer: Answer) -> None:
         action = answer.pending_action
+        if action is None:
+            return
         if answer.status == "unknown":
             console.print(f"[dim]I can open a ticket: “{action.title}”.[/dim]")
         if self.auto_yes:

@@ -19,6 +19,7 @@ from qdrant_edge import (
     HnswIndexConfig,
     MatchAny,
     MatchValue,
+    Memory,
     Modifier,
     MultiVectorComparator,
     MultiVectorConfig,
@@ -43,6 +44,7 @@ from ingest.index import (
     allowed,
     is_sentences,
     reader_group_sets,
+    requested_vectors,
 )
 
 _STATE_FIELDS = ["doc_id", "content_hash", "doc_chunks"]
@@ -148,7 +150,12 @@ class EdgeIndex:
             prefetches=prefetches,
         )
         return [
-            Hit(int(p.id), float(p.score), dict(p.payload or {}), _dense(p.vector, q.with_vectors))
+            Hit(
+                int(p.id),
+                float(p.score),
+                dict(p.payload or {}),
+                requested_vectors(p.vector, q.with_vectors),
+            )
             for p in self.shard.query(request)
         ]
 
@@ -191,7 +198,7 @@ class EdgeIndex:
             records, offset = self.shard.scroll(
                 ScrollRequest(offset=offset, limit=1000, filter=f, with_payload=with_payload)
             )
-            out += [dict(r.payload) for r in records]
+            out += [dict(r.payload or {}) for r in records]
             if offset is None:
                 break
         return out[:limit] if limit is not None else out
@@ -205,13 +212,8 @@ def _vector_params(name: str, dim: int) -> EdgeVectorParams:
         distance=Distance.Cosine,
         multivector_config=MultiVectorConfig(MultiVectorComparator.MaxSim),
         hnsw_config=HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000),
+        memory=Memory.Cold,  # ~5 vectors a chunk, read only for the few hundred candidates
     )
-
-
-def _dense(vector, names: Sequence[str]) -> dict[str, list[float]]:
-    if not names or not isinstance(vector, dict):
-        return {}
-    return {n: list(vector[n]) for n in names if n in vector}
 
 
 def _cond(key: str, value) -> FieldCondition:
@@ -223,7 +225,9 @@ def _match(key: str, value) -> Filter:
 
 
 def _filter(q: HybridQuery) -> Filter:
-    must = [FieldCondition(key="acl", match=MatchAny(allowed(g))) for g in reader_group_sets(q)]
+    must: list = [
+        FieldCondition(key="acl", match=MatchAny(allowed(g))) for g in reader_group_sets(q)
+    ]
     if q.doc_ids:
         must.append(FieldCondition(key="doc_id", match=MatchAny(list(q.doc_ids))))
     if q.updated_after:

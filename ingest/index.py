@@ -121,3 +121,10 @@ def allowed(groups: Sequence[str]) -> list[str]:
 def reader_group_sets(q: HybridQuery) -> list[list[str]]:
     """One allowed-ACL list per distinct reader: a chunk must match every one of them."""
     return [list(g) for g in dict.fromkeys(tuple(allowed(g)) for g in [q.groups, *q.readers])]
+
+
+def requested_vectors(vector, names: Sequence[str]) -> dict[str, list[float]]:
+    """The dense vectors a query asked back for, out of what the engine returned for a point."""
+    if not names or not isinstance(vector, dict):
+        return {}
+    return {n: list(vector[n]) for n in names if n in vector}

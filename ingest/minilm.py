@@ -18,6 +18,7 @@ import importlib.util
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ class MiniLMEmbedder:
         self.threads = threads
         self.batch_size = batch_size
         self.max_tokens = max_tokens
-        self._session = None  # built on first use, so importing or constructing is cheap
+        self._session: Any = None  # built on first use, so importing or constructing is cheap
         self._load_lock = threading.Lock()
 
     def _load(self) -> None:
@@ -150,10 +151,10 @@ def bert_graph(weights: Path) -> bytes:
     merge_heads = const(np.array([0, 0, HIDDEN], np.int64))
     for i in range(LAYERS):
         at = f"encoder.layer.{i}.attention"
-        q, k, v = (raw[f"{at}.self.{n}.weight"] for n in ("query", "key", "value"))
-        qb, kb, vb = (raw[f"{at}.self.{n}.bias"] for n in ("query", "key", "value"))
-        qkv_w = np.concatenate([q * scale, k, v]).T
-        qkv = op("Add", op("MatMul", x, const(qkv_w)), const(np.concatenate([qb * scale, kb, vb])))
+        wq, wk, wv = (raw[f"{at}.self.{n}.weight"] for n in ("query", "key", "value"))
+        bq, bk, bv = (raw[f"{at}.self.{n}.bias"] for n in ("query", "key", "value"))
+        qkv_w = np.concatenate([wq * scale, wk, wv]).T
+        qkv = op("Add", op("MatMul", x, const(qkv_w)), const(np.concatenate([bq * scale, bk, bv])))
         # (batch, tokens, 3, heads, 32) -> (3, batch, heads, tokens, 32)
         qkv = op("Transpose", op("Reshape", qkv, split_heads), perm=[2, 0, 3, 1, 4])
         q, k, v = (op("Gather", qkv, const(np.int64(j)), axis=0) for j in range(3))

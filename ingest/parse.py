@@ -312,9 +312,13 @@ class _HtmlWalker:
             if isinstance(child, NavigableString):
                 if type(child) in (NavigableString, CData):  # comments and doctypes are strings too
                     self._inline.append(re.sub(r"\s+", " ", str(child)))
+            elif not isinstance(child, Tag):
+                continue
             elif child.name in _HEADINGS:
                 self._flush()
-                self.outline.heading(_HEADINGS[child.name], _html_text(child), child.get("id", ""))
+                self.outline.heading(
+                    _HEADINGS[child.name], _html_text(child), str(child.get("id", ""))
+                )
             elif child.name == "table":
                 self._flush()
                 for line in _html_table(child):
@@ -340,7 +344,9 @@ class _HtmlWalker:
     def _list(self, node: Tag, depth: int) -> None:
         for number, item in enumerate(node.find_all("li", recursive=False), 1):
             marker = f"{number}. " if node.name == "ol" else "- "
-            own = " ".join(_html_text(c) for c in item.children if c.name not in ("ul", "ol"))
+            own = " ".join(
+                _html_text(c) for c in item.children if getattr(c, "name", None) not in ("ul", "ol")
+            )
             self.outline.add("  " * depth + marker + " ".join(own.split()), tight=True)
             for nested in item.find_all(["ul", "ol"], recursive=False):
                 self._list(nested, depth + 1)

@@ -8,6 +8,7 @@ sends two requests and fuses in Python, and it cannot carry per-prefetch weights
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from qdrant_client import QdrantClient, models
 
@@ -21,6 +22,7 @@ from ingest.index import (
     allowed,
     is_sentences,
     reader_group_sets,
+    requested_vectors,
 )
 
 
@@ -150,9 +152,7 @@ class ServerIndex:
                 int(p.id),
                 float(p.score),
                 dict(p.payload or {}),
-                {n: list(v) for n, v in (p.vector or {}).items() if n in q.with_vectors}
-                if isinstance(p.vector, dict)
-                else {},
+                requested_vectors(p.vector, q.with_vectors),
             )
             for p in response.points
         ]
@@ -223,7 +223,10 @@ def _filter(q: HybridQuery) -> models.Filter:
         must.append(models.FieldCondition(key="doc_id", match=models.MatchAny(any=list(q.doc_ids))))
     if q.updated_after:
         must.append(
-            models.FieldCondition(key="updated", range=models.DatetimeRange(gte=q.updated_after))
+            models.FieldCondition(
+                key="updated",
+                range=models.DatetimeRange(gte=datetime.fromisoformat(q.updated_after)),
+            )
         )
     return models.Filter(must=must)
 
@@ -238,4 +241,5 @@ def _vector_params(name: str, dim: int) -> models.VectorParams:
             comparator=models.MultiVectorComparator.MAX_SIM
         ),
         hnsw_config=models.HnswConfigDiff(m=0),
+        on_disk=True,  # ~5 vectors a chunk, read only for the few hundred candidates
     )

@@ -105,6 +105,15 @@ def sizes(deps, texts: list[str]) -> None:
         f"\nper chunk: dense {dense} B ({' + '.join(f'{e.name} {e.dim}d' for e in deps.embedders)}), "
         f"sparse {sparse:.0f} B ({statistics.mean(nnz):.0f} terms), payload {payload:.0f} B (text {text:.0f} B)"
     )
+    # Sentence multivectors live on disk (read only for query candidates): disk, not RAM.
+    from ingest.chunk import sentences
+
+    per_chunk = statistics.mean(max(1, len(sentences(t.split("\n\n", 1)[-1]))) for t in texts)
+    with_sentences = [
+        e for e in deps.embedders if e.name in deps.settings.embedding.sentence_vectors
+    ]
+    on_disk = sum(e.dim * 4 for e in with_sentences) * per_chunk
+    print(f"sentence vectors (on disk): {on_disk:.0f} B ({per_chunk:.1f} sentences a chunk)")
     ram_vectors = (dense + sparse) * 1.5
     gb = 1024**3
     print(
@@ -114,7 +123,7 @@ def sizes(deps, texts: list[str]) -> None:
         f"Qdrant RAM per chunk, payload in RAM:  {ram_vectors + payload:.0f} B -> {gb / (ram_vectors + payload):,.0f} chunks per GB"
     )
     print(
-        f"disk per chunk (vectors + payload, before WAL/snapshots): {dense + sparse + payload:.0f} B"
+        f"disk per chunk (vectors + payload, before WAL/snapshots): {dense + sparse + on_disk + payload:.0f} B"
     )
 
 

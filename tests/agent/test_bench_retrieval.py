@@ -83,3 +83,31 @@ def test_ukrainian_questions_find_the_ukrainian_passage(settings):
     finally:
         index.close()
     assert all(found), [q for (q, _), ok in zip(UKRAINIAN, found, strict=True) if not ok]
+
+
+def test_scale_up_clones_jitter_every_vector_and_keep_its_shape():
+    import numpy as np
+
+    from agent.bench import clones
+    from ingest.index import PointData
+    from ingest.sparse import Sparse
+
+    unit = np.eye(4)[0].tolist()
+    seed = PointData(
+        id=1,
+        dense={"use": unit, "use_sentences": [unit, np.eye(4)[1].tolist()]},
+        sparse=Sparse([3, 7], [1.0, 2.0]),
+        payload={"doc_id": "d", "text": "t"},
+    )
+    copies = clones([seed], 3, 100, np.random.default_rng(0))
+    assert [c.payload["doc_id"] for c in copies] == [
+        "synthetic/100",
+        "synthetic/101",
+        "synthetic/102",
+    ]
+    for c in copies:
+        for name, v in seed.dense.items():
+            got = np.asarray(c.dense[name])
+            assert got.shape == np.asarray(v).shape
+            np.testing.assert_allclose(np.linalg.norm(got, axis=-1), 1.0, atol=1e-6)
+            assert not np.allclose(got, v)

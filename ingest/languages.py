@@ -401,8 +401,32 @@ STOPWORDS = {
 }
 
 
+# Function words of other Latin-script languages USE covers, none of them an English word: a
+# question with more of these than English ones is not English, so it gets the cross-lingual
+# weights (MiniLM is English-only) and its passages are graded as other-language ones.
+_LATIN_FUNCTION_WORDS = {
+    lang: frozenset(words.split())
+    for lang, words in {
+        "de": "der das und ist nicht ich wie wir kann können muss mein meine meinen ein eine "
+        "einen mit für auf zu den dem des sind wird werden bei oder auch nach wo wann warum "
+        "welche welcher welches viele wieviel habe haben gibt es sie er mich mir uns",
+        "fr": "le la les des est et une un du pour pas que qui dans sur avec je nous vous "
+        "comment quel quelle quels quelles combien où mon ma mes ce cette sont puis peux",
+        "es": "el los las es y una del por para qué cómo cuántos cuántas cuánto dónde mi mis "
+        "se con puedo tengo hay cuál cuándo está son",
+        "it": "il lo gli della di che è per non quanti quante quanto dove mio mia sono posso "
+        "ho qual quando",
+        "pt": "os é da dos das um uma não quantos quantas quanto onde meu minha posso tenho "
+        "qual quando são está",
+        "nl": "het een en niet ik hoe wat wij kan mijn voor met op zijn hebben hoeveel waar "
+        "wanneer welke",
+    }.items()
+}
+
+
 def detect_lang(text: str) -> str:
-    """A script-based guess: good enough to pick a tokenizer and a dense-vector weight."""
+    """A guess by script, then for Latin script by function words: good enough to pick a
+    tokenizer, a dense-vector weight and whether a passage is in the asker's language."""
     sample = text[:4000]
     cjk = len(_CJK.findall(sample))
     cyr = len(_CYRILLIC.findall(sample))
@@ -412,7 +436,11 @@ def detect_lang(text: str) -> str:
     if cyr > latin:
         uk, ru = len(_UK_ONLY.findall(sample)), len(_RU_ONLY.findall(sample))
         return "uk" if uk >= ru and uk > 0 else "ru"
-    return "en"
+    words = _WORD.findall(sample.lower())
+    english = sum(w in STOPWORDS["en"] for w in words)
+    counts = {lang: sum(w in fw for w in words) for lang, fw in _LATIN_FUNCTION_WORDS.items()}
+    best = max(counts, key=lambda lang: counts[lang])
+    return best if counts[best] >= 2 and counts[best] > english else "en"
 
 
 def fold_versions(text: str) -> str:

@@ -401,9 +401,10 @@ STOPWORDS = {
 }
 
 
-# Function words of other Latin-script languages USE covers, none of them an English word: a
-# question with more of these than English ones is not English, so it gets the cross-lingual
-# weights (MiniLM is English-only) and its passages are graded as other-language ones.
+# Function words of other Latin-script languages USE covers; the few that are also English words
+# (den, pour, son, dove) are rare in English text. A text with at least two of one language's and
+# more of them than English ones is not English: it gets the cross-lingual weights (MiniLM is
+# English-only) and its passages are graded as other-language ones.
 _LATIN_FUNCTION_WORDS = {
     lang: frozenset(words.split())
     for lang, words in {

@@ -1,8 +1,11 @@
-"""Shared fixtures: the sample handbook ingested ONCE per test session with the real embedders."""
+"""Shared fixtures: the sample handbook ingested ONCE per test session with the real embedders,
+and a guard that lets tests open sockets to loopback only (no test may reach a real service)."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -30,6 +33,38 @@ EVERY_GROUP = [
 def all_chunks(index) -> list[dict]:
     """Every live chunk of the index, whatever its access list (for checking what readers saw)."""
     return [c for d in index.documents() for c in index.chunks(d, EVERY_GROUP)]
+
+
+def _loopback(address: object) -> bool:
+    if not isinstance(address, tuple):  # AF_UNIX paths and the like
+        return True
+    host = str(address[0])
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def no_remote_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+    def guard(address: object) -> None:
+        if not _loopback(address):
+            raise RuntimeError(f"a test tried to reach {address!r}; use a loopback fake")
+
+    def connect(self: socket.socket, address: object) -> None:
+        guard(address)
+        return real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: object) -> int:
+        guard(address)
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
 
 
 class CachedEmbedder:

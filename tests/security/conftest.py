@@ -1,0 +1,1 @@
+"""The permanent attack suite: every hole found when Footnote was attacked stays tested here."""

@@ -1,6 +1,8 @@
 """Pending actions: a proposed ticket waits here until its asker confirms it, then is taken ONCE.
 
 ``take`` is atomic (Redis GETDEL), so a double click or a retried event files one ticket.
+A store that cannot be reached raises ``StateUnavailable``; callers then offer no ticket (or say
+the request cannot be checked right now) instead of failing the turn.
 """
 
 from __future__ import annotations
@@ -11,7 +13,13 @@ import time
 from dataclasses import asdict
 from typing import Protocol
 
+from redis.exceptions import RedisError
+
 from agent.turns import PendingAction
+
+
+class StateUnavailable(Exception):
+    """The store of pending actions cannot be reached right now."""
 
 
 class PendingActions(Protocol):
@@ -51,12 +59,21 @@ class RedisPendingActions:
 
     def put(self, action: PendingAction) -> None:
         ttl = max(1, int(action.expires_at - time.time()))
-        self.client.set(self.prefix + action.action_id, json.dumps(asdict(action)), ex=ttl)
+        try:
+            self.client.set(self.prefix + action.action_id, json.dumps(asdict(action)), ex=ttl)
+        except (RedisError, OSError) as exc:
+            raise StateUnavailable(f"redis: {exc}") from exc
 
     def take(self, action_id: str) -> PendingAction | None:
-        raw = self.client.getdel(self.prefix + action_id)
+        try:
+            raw = self.client.getdel(self.prefix + action_id)
+        except (RedisError, OSError) as exc:
+            raise StateUnavailable(f"redis: {exc}") from exc
         return PendingAction(**json.loads(raw)) if raw else None
 
     def peek(self, action_id: str) -> PendingAction | None:
-        raw = self.client.get(self.prefix + action_id)
+        try:
+            raw = self.client.get(self.prefix + action_id)
+        except (RedisError, OSError) as exc:
+            raise StateUnavailable(f"redis: {exc}") from exc
         return PendingAction(**json.loads(raw)) if raw else None

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agent.actions import MemoryPendingActions, PendingActions
+from agent.actions import MemoryPendingActions, PendingActions, StateUnavailable
 from agent.desk import CRM, SqliteCRM, SqliteTicketDesk, TicketDesk
 from agent.fallback import Fallback
 from agent.loop import AnswerLoop, Progress, Run
@@ -18,7 +20,23 @@ from agent.tools import Toolbox, TurnTools
 from agent.traces import SqliteTraceStore, TraceStore
 from agent.turns import Answer, Turn
 
+log = logging.getLogger(__name__)
+
 STATS_SAMPLE = 50_000  # chunks read to estimate term rarity
+EMPTY_QUESTION = (
+    "Hi! Ask me anything about the company docs — for example “How many vacation days carry over?”"
+)
+TOO_LONG = "That message is too long for me ({n:,} characters; I read up to {limit:,}). Please shorten it to the question itself."
+SOMETHING_WENT_WRONG = (
+    "Sorry — something went wrong on my side while answering. Please try again in a moment. "
+    "(reference {ref})"
+)
+DM_HINT = "Some documents only you can read may answer this better — ask me in a direct message."
+
+
+def error_reference() -> str:
+    """A short id that an error reply shows and the log line carries, so support can find it."""
+    return uuid.uuid4().hex[:8]
 
 
 @dataclass
@@ -31,33 +49,39 @@ class Assistant:
     telemetry: Telemetry = field(
         default_factory=Telemetry
     )  # records nothing unless built from settings
+    max_question_chars: int = 4000
 
     def __post_init__(self):
         self.loop = AnswerLoop(self.reasoner, self.fallback)
 
     async def answer(self, turn: Turn, progress: Progress | None = None) -> Answer:
+        if not turn.text.strip():
+            return Answer(EMPTY_QUESTION, "rejected")
+        if len(turn.text) > self.max_question_chars:
+            text = TOO_LONG.format(n=len(turn.text), limit=self.max_question_chars)
+            return Answer(text, "rejected")
         with self.telemetry.turn(turn) as span:
             run = Run(turn=turn, tools=TurnTools(self.box, turn), progress=progress, telemetry=span)
             try:
                 answer: Answer = await self.loop.run(run=run)
-            except (
-                Exception
-            ) as exc:  # every turn ends with a reply; the trace keeps what went wrong
+            except Exception:  # every turn ends with a reply; the log and the trace keep why
+                ref = error_reference()
+                log.exception("turn %s failed (reference %s)", turn.turn_id, ref)
                 answer = Answer(
-                    "Sorry — something went wrong while I was looking that up. Please try again in a moment.",
+                    SOMETHING_WENT_WRONG.format(ref=ref),
                     "error",
                     trace=run.trace,
                     searched=list(dict.fromkeys(run.tried)),
                 )
-                answer.note = f"{type(exc).__name__}"
             if turn.member_groups and answer.status in ("answered", "partial", "unknown"):
-                answer.note = answer.note or await asyncio.to_thread(self._dm_hint, turn, answer)
+                answer.private_note = await asyncio.to_thread(self._dm_hint, turn, answer)
             await asyncio.to_thread(self.traces.save, turn, answer)
             span.finish(answer)
         return answer
 
     def _dm_hint(self, turn: Turn, answer: Answer) -> str:
-        """In a channel, say when the asker alone could read a better source — without naming it."""
+        """In a channel, tell the asker (privately) when they alone could read a better source —
+        without naming it."""
         question = answer.searched[0] if answer.searched else turn.text
         private = self.box.retriever.search(question, turn.groups, top_k=3)
         shared = {c.doc_id for c in answer.citations}
@@ -66,10 +90,20 @@ class Assistant:
         )
         shared |= {p.doc_id for p in public}
         if any(p.doc_id not in shared for p in private[:1]):
-            return "Some documents only you can read may answer this better — ask me in a DM."
+            return DM_HINT
         return ""
 
     async def confirm(self, action_id: str, user_id: str, approve: bool) -> Answer:
+        try:
+            return await self._confirm(action_id, user_id, approve)
+        except StateUnavailable as exc:
+            log.warning("cannot check ticket proposal %s: %s", action_id, exc)
+            return Answer(
+                "I can't check that request right now; please try again in a few minutes.",
+                "error",
+            )
+
+    async def _confirm(self, action_id: str, user_id: str, approve: bool) -> Answer:
         pending = self.box.pending
         action = pending.peek(action_id)
         if action is None:
@@ -139,6 +173,8 @@ def build_assistant(
         crm=crm or SqliteCRM(s.data_dir / "crm.sqlite", examples / "crm.json"),
         pending=pending or MemoryPendingActions(),
         pending_ttl_s=s.redis.pending_ttl_s,
+        crm_readers=frozenset(s.crm.reader_groups),
+        contact_fields=tuple(s.crm.contact_fields),
     )
     return Assistant(
         box=box,
@@ -147,4 +183,5 @@ def build_assistant(
         traces=traces or SqliteTraceStore(s.data_dir / "traces.sqlite"),
         telemetry=telemetry or deps.telemetry,
         fallback=fallback or getattr(deps, "fallback", None),
+        max_question_chars=s.limits.max_question_chars,
     )

@@ -21,10 +21,20 @@ from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.retrieval import Passage
 from agent.telemetry import TurnTelemetry
 from agent.tools import TurnTools
-from agent.turns import Answer, Citation, Status, TraceStep, Turn
+from agent.turns import Answer, Citation, Status, TraceStep, Turn, quoted
 
 MAX_ROUNDS = 3
 MAX_PASSAGES = 8
+# Searches per turn are bounded whatever the question: at most this many sub-questions, each
+# searched at most MAX_ROUNDS times with a query of at most MAX_QUERY_CHARS.
+MAX_SUBQUESTIONS = 4
+MAX_QUERY_CHARS = 500
+TICKETS_UNAVAILABLE = "I can't open tickets right now; please try again in a few minutes."
+# A question that asks for a customer's contact details (CRM contact fields are left out otherwise).
+_ASKS_CONTACT = re.compile(
+    r"\b(contact|e-?mail|phone|call|reach|mobile|who is)\b|пошт|телефон|контакт|邮箱|电话|联系|メール|電話|連絡",
+    re.I,
+)
 Progress = Callable[[str], Awaitable[None]]
 
 
@@ -104,6 +114,8 @@ class AnswerLoop(Workflow):
             action = run.tools.create_ticket(
                 route.ticket_title or route.question, _ticket_body(run.turn.text, [])
             )
+            if action is None:
+                return StopEvent(result=Answer(TICKETS_UNAVAILABLE, "error", trace=run.trace))
             text = (
                 f"I can open this ticket for you:\n*{action.title}*\n{action.body}\n"
                 "Confirm to file it, or cancel."
@@ -114,14 +126,21 @@ class AnswerLoop(Workflow):
         if route.kind == "crm" and route.customer_id:
             await run.say(f"looking up customer {route.customer_id}…")
             t1 = time.perf_counter()
-            record = await asyncio.to_thread(run.tools.query_crm, route.customer_id)
-            run.facts = _crm_facts(record)
+            contact = bool(_ASKS_CONTACT.search(run.turn.text))
+            record = await asyncio.to_thread(run.tools.query_crm, route.customer_id, contact)
+            denied = bool(record.get("denied"))
             run.record(
                 "query_crm",
                 t1,
-                decision="found" if "error" not in record else "missing",
+                decision="denied" if denied else "found" if "error" not in record else "missing",
                 reason=route.customer_id,
             )
+            if denied:  # the asker may not read customer records: say so, and nothing else
+                text = str(record["error"])
+                return StopEvent(
+                    result=Answer(text[:1].upper() + text[1:] + ".", "rejected", trace=run.trace)
+                )
+            run.facts = _crm_facts(record)
         return PlanEvent(run=run)
 
     @step
@@ -139,7 +158,10 @@ class AnswerLoop(Workflow):
                 or question
             )
         run.question = question
-        run.subquestions = await self.reasoner.plan(question)
+        planned = await self.reasoner.plan(question[:MAX_QUERY_CHARS])
+        run.subquestions = list(dict.fromkeys(q[:MAX_QUERY_CHARS] for q in planned if q.strip()))[
+            :MAX_SUBQUESTIONS
+        ] or [question[:MAX_QUERY_CHARS]]
         run.queries = {q: q for q in run.subquestions}
         run.record(
             "plan",
@@ -217,6 +239,7 @@ class AnswerLoop(Workflow):
                     "broaden" if decision == "broaden" else "rewrite"
                 )
                 new_query = await self.reasoner.rewrite(sq, best, mode, run.tried)
+                new_query = new_query[:MAX_QUERY_CHARS] if new_query.strip() else sq
                 run.queries[sq] = new_query
                 run.record(mode, t1, decision=mode, reason=reason, queries=[new_query])
         if run.round < MAX_ROUNDS and any(
@@ -343,14 +366,18 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
         return number[p.chunk_id]
 
     searched = list(dict.fromkeys(run.tried))
-    crm = ("From the CRM:\n" + "\n".join(f"• {f}" for f in run.facts) + "\n\n") if run.facts else ""
+    crm = (
+        ("From the CRM:\n" + "\n".join(f"• {quoted(f)}" for f in run.facts) + "\n\n")
+        if run.facts
+        else ""
+    )
     if answered:
         lines = []
         for s in draft.sentences:
             marks = "".join(
                 f"[{cite(passages[i], s.text)}]" for i in s.sources if 0 <= i < len(passages)
             )
-            lines.append(f"{s.text} {marks}".strip())
+            lines.append(f"{quoted(s.text)} {marks}".strip())
         text = crm + " ".join(lines)
         status: Status = "answered"
         if draft.missing:
@@ -360,17 +387,19 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
             text += "\n\n(Some sources are external to the company documents.)"
         return Answer(text, status, citations, trace=run.trace, searched=searched)
     closest = _closest(run)
-    tried = ", ".join(f"“{q}”" for q in searched) or "nothing"
+    tried = ", ".join(f"“{quoted(q)}”" for q in searched) or "nothing"
     text = f"I don't know: I searched for {tried} and found nothing that answers it."
     if closest:
         text += (
-            " Closest: " + "; ".join(f"[{cite(p, p.body[:200])}] {p.title}" for p in closest) + "."
+            " Closest: "
+            + "; ".join(f"[{cite(p, p.body[:200])}] {quoted(p.title)}" for p in closest)
+            + "."
         )
-    text += " Want me to open a ticket?"
     if crm:
         return Answer(crm + text, "partial", citations, trace=run.trace, searched=searched)
     question = run.route.question if run.route else ""
     action = run.tools.create_ticket(question, _ticket_body(question, searched))
+    text += " Want me to open a ticket?" if action is not None else " " + TICKETS_UNAVAILABLE
     return Answer(
         text, "unknown", citations, pending_action=action, trace=run.trace, searched=searched
     )

@@ -1,22 +1,33 @@
 """The four tools, as LlamaIndex tools bound to ONE asker: every call runs with their groups.
 
-``create_ticket`` never files anything: it returns a pending action that only the asker's
-confirmation executes (``Assistant.confirm``).
+Access is decided here, with the asker's identity, never by a reasoner: ``search_docs`` and
+``get_document`` read only what the asker (and, in a channel, every member) may read;
+``query_crm`` answers only members of the CRM reader groups (in a channel: only if every member
+is one), and leaves contact data out unless the question asks for it. ``create_ticket`` never
+files anything: it returns a pending action that only the asker's confirmation executes
+(``Assistant.confirm``), or ``None`` when pending actions cannot be stored right now.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from llama_index.core.tools import FunctionTool
 
-from agent.actions import PendingActions
+from agent.actions import PendingActions, StateUnavailable
 from agent.desk import CRM
 from agent.retrieval import Filters, Passage, Retriever
 from agent.turns import PendingAction, Turn
 from ingest.index import Index
+
+log = logging.getLogger(__name__)
+
+NO_CRM_ACCESS = "you don't have access to customer records"
+NO_CRM_ACCESS_HERE = "not everyone here may read customer records; ask me in a direct message"
 
 
 @dataclass
@@ -28,6 +39,8 @@ class Toolbox:
     crm: CRM
     pending: PendingActions
     pending_ttl_s: int = 900
+    crm_readers: frozenset[str] = frozenset({"sales", "support", "managers"})
+    contact_fields: Sequence[str] = field(default=("contact", "email", "phone"))
 
 
 @dataclass
@@ -60,13 +73,24 @@ class TurnTools:
             return f"No document {doc_id!r} that you may read."
         return "\n\n".join(c["text"] for c in chunks)
 
-    def query_crm(self, customer_id: str) -> dict:
-        """Plan, status and orders of one customer from the CRM."""
+    def query_crm(self, customer_id: str, include_contact: bool = False) -> dict:
+        """Plan, status and orders of one customer from the CRM; contact details only when
+        ``include_contact`` (the question asked for them)."""
+        readers = self.box.crm_readers
+        if not readers & set(self.turn.groups):
+            return {"error": NO_CRM_ACCESS, "denied": True}
+        if any(not readers & set(member) for member in self.turn.member_groups):
+            return {"error": NO_CRM_ACCESS_HERE, "denied": True}
         found = self.box.crm.customer(customer_id.lstrip("#"))
-        return found if found is not None else {"error": f"no customer {customer_id} in the CRM"}
+        if found is None:
+            return {"error": f"no customer {customer_id} in the CRM"}
+        if include_contact:
+            return found
+        return {k: v for k, v in found.items() if k not in self.box.contact_fields}
 
-    def create_ticket(self, title: str, body: str) -> PendingAction:
-        """Propose a help-desk ticket. It is filed only after the asker confirms."""
+    def create_ticket(self, title: str, body: str) -> PendingAction | None:
+        """Propose a help-desk ticket. It is filed only after the asker confirms. ``None`` when
+        proposals cannot be kept right now (the state store is down): then no ticket is offered."""
         action = PendingAction(
             action_id=uuid.uuid4().hex,
             kind="create_ticket",
@@ -75,7 +99,11 @@ class TurnTools:
             body=body.strip(),
             expires_at=time.time() + self.box.pending_ttl_s,
         )
-        self.box.pending.put(action)
+        try:
+            self.box.pending.put(action)
+        except StateUnavailable as exc:
+            log.warning("cannot keep a ticket proposal (%s); offering none", exc)
+            return None
         return action
 
     def as_llama_tools(self) -> list[FunctionTool]:

@@ -3,11 +3,24 @@ so no framework object crosses into ``bot/``."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-Status = Literal["answered", "partial", "unknown", "needs_confirmation", "smalltalk", "error"]
+# "rejected": the turn was not run (an empty or over-long question); no feedback is asked for.
+Status = Literal[
+    "answered", "partial", "unknown", "needs_confirmation", "smalltalk", "error", "rejected"
+]
+
+# A citation marker: what adapters turn into a link. Only the loop writes them.
+MARKER = re.compile(r"\[(\d{1,3})\]")
+
+
+def quoted(text: str) -> str:
+    """Document text as it may appear in an Answer: a ``[1]`` the document itself contains is
+    shown as ``［1］`` (full-width brackets), so the loop's own markers are the only markers."""
+    return MARKER.sub("［\\1］", text)
 
 
 @dataclass(frozen=True)
@@ -79,7 +92,10 @@ class Answer:
     pending_action: PendingAction | None = None
     trace: list[TraceStep] = field(default_factory=list)
     searched: list[str] = field(default_factory=list)  # the queries tried, shown on "I don't know"
-    note: str = ""  # e.g. "a fuller answer may exist in a DM"
+    note: str = ""  # shown with the answer, to everyone who sees it
+    # For the asker's eyes only (e.g. "a fuller answer may exist in a DM"): adapters deliver it
+    # privately, or not at all; it never goes into a channel.
+    private_note: str = ""
     ticket: dict | None = None  # set when a confirmed ticket was filed: {"id", "link"}
 
     def to_dict(self) -> dict:

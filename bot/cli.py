@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.style import Style
+from rich.text import Text
 
-from bot.terminal import TerminalChat, console
+from bot.terminal import TerminalChat, console, plain, safe
 from ingest.errors import ConfigError, FootnoteError
 from ingest.settings import Settings
 
@@ -91,10 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args, settings)
     except ConfigError as exc:
-        console.print(f"[red]configuration error:[/red] {exc}")
+        console.print(Text("configuration error: ", style="red") + plain(exc))
         return 2
     except FootnoteError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(Text("error: ", style="red") + plain(exc))
         return 1
     except KeyboardInterrupt:
         return 130
@@ -148,7 +150,7 @@ def run_ingest(deps, folder: Path, default_acl: list[str]):
 
         report = ingester.ingest(folder, default_acl, on_file=on_file)
     for doc_id, reason in report.failed:
-        console.print(f"[yellow]skipped[/yellow] {doc_id}: {reason}")
+        console.print(Text("skipped ", style="yellow") + plain(f"{doc_id}: {reason}"))
     console.print(
         f"added {len(report.added)} · updated {len(report.updated)} · unchanged {len(report.unchanged)} · "
         f"deleted {len(report.deleted)} · failed {len(report.failed)}  "
@@ -171,12 +173,13 @@ def print_passages(passages) -> None:
     if not passages:
         console.print("[dim]no passages you may read match that[/dim]")
     for i, p in enumerate(passages, 1):
-        console.print(
-            f"[bold]{i}.[/bold] [cyan]{p.breadcrumbs}[/cyan]  [dim]score {p.score:.4f} · updated {p.updated}[/dim]"
-        )
+        line = Text(f"{i}. ", style="bold")
+        line.append(safe(p.breadcrumbs), style="cyan")
+        line.append(safe(f"  score {p.score:.4f} · updated {p.updated}"), style="dim")
+        console.print(line, highlight=False)
         body = " ".join(p.body.split())
-        console.print(f"   {body[:300]}{'…' if len(body) > 300 else ''}", highlight=False)
-        console.print(f"   [link={p.link}]{p.link}[/link]", style="dim")
+        console.print(plain(f"   {body[:300]}{'…' if len(body) > 300 else ''}"), highlight=False)
+        console.print(Text("   ") + Text(safe(p.link), style=Style(link=safe(p.link), dim=True)))
 
 
 def cmd_demo(args, settings: Settings) -> int:

@@ -1,8 +1,23 @@
 """An ``Answer`` as chat UI: Slack Block Kit blocks and a Teams Adaptive Card. Pure functions.
 
-Both renderings show the same things: the answer with its ``[n]`` markers, the sources as links
-("[n] Title — breadcrumbs", updated date), the channel note, what was searched when the answer
-is "I don't know", Confirm / Cancel for a pending ticket and 👍 / 👎 feedback.
+Both renderings show the same things: the answer with its ``[n]`` markers as links, the sources
+("[n] Title — breadcrumbs", updated date), the note, what was searched when the answer is
+"I don't know", Confirm / Cancel for a pending ticket and 👍 / 👎 feedback.
+
+Everything that came from a document (quotes, titles, breadcrumbs, the queries built from them)
+is data, never markup. So it never goes through a parser that could read it as markup:
+
+- Slack: the answer and the sources are ``rich_text`` blocks, whose ``text`` elements are shown
+  literally — a ``<!channel>``, ``<@U…>``, ``<url|label>`` or ``*bold*`` in a document stays
+  characters. URLs inside document text become code-styled text (inert); the only ``link``
+  elements are Footnote's own citation, source and ticket links. Other texts use ``plain_text``.
+  The notification ``text`` (mrkdwn, no way around it) is escaped, its URLs put in code spans
+  and its formatting characters replaced by look-alikes.
+- Teams: the answer and the sources are ``RichTextBlock``s of ``TextRun``s (Adaptive Cards do not
+  read Markdown there); URLs are monospace runs, ``{{`` (the card's date functions) is broken up;
+  the only ``selectAction`` links are Footnote's own.
+- A ``[1]`` written inside a document never becomes a marker: the agent shows it as ``［1］``
+  (``agent.turns.quoted``), so ``MARKER`` only meets the loop's own markers.
 
 Button ids and values are the contract with the adapters (``bot/slack.py``, ``bot/teams.py``):
 Slack ``action_id`` is one of ``CONFIRM``, ``CANCEL``, ``FEEDBACK_UP``, ``FEEDBACK_DOWN``,
@@ -13,9 +28,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from urllib.parse import quote
 
-from agent.turns import Answer, Citation, PendingAction
+from agent.turns import MARKER, Answer, Citation, PendingAction
 
 CONFIRM = "footnote_confirm"
 CANCEL = "footnote_cancel"
@@ -27,6 +43,7 @@ TICKET_OFFER = "footnote_ticket_offer"
 MAX_BLOCKS = 50
 MAX_SECTION_TEXT = 3000
 MAX_CONTEXT_TEXT = 2000
+MAX_RICH_TEXT = 2500  # characters of text per rich_text block (kept well under message limits)
 MAX_BUTTON_TEXT = 75
 MAX_BUTTON_VALUE = 2000
 MAX_MESSAGE_TEXT = 3900  # the notification / fallback ``text``; Slack truncates far later
@@ -38,7 +55,8 @@ NOT_IN_DIRECTORY = (
     "Please ask your Footnote admin to add you."
 )
 SOMETHING_WENT_WRONG = (
-    "Sorry — something went wrong on my side while answering. Please try again in a moment."
+    "Sorry — something went wrong on my side while answering. Please try again in a moment. "
+    "(reference {ref})"
 )
 EMPTY_QUESTION = (
     "Hi! Ask me anything about the company docs — for example “How many vacation days carry over?”"
@@ -46,7 +64,9 @@ EMPTY_QUESTION = (
 
 Linker = Callable[[Citation], "str | None"]
 
-_MARKER = re.compile(r"\[(\d{1,3})\]")
+# A URL inside text: with a scheme, or starting with www. Trailing punctuation is not part of it.
+_URL = re.compile(r"(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`]+", re.I)
+_URL_TAIL = ".,;:!?)]}»”’"
 
 
 def default_link(citation: Citation) -> str | None:
@@ -54,38 +74,28 @@ def default_link(citation: Citation) -> str | None:
     return citation.link if citation.link.startswith(("http://", "https://")) else None
 
 
-# ---------------------------------------------------------------------------------------------
-# Slack
-
-
-def slack_escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _slack_url(url: str) -> str:
-    return url.replace("|", "%7C").replace(">", "%3E").replace("<", "%3C").replace(" ", "%20")
-
-
-def slack_link(url: str | None, label: str) -> str:
-    label = slack_escape(label).replace("|", "¦")
-    return f"<{_slack_url(url)}|{label}>" if url else label
-
-
-def _slack_markdown(text: str) -> str:
-    """The answer's light Markdown in Slack mrkdwn: **bold** → *bold*, [t](u) → <u|t>."""
-    text = re.sub(r"\*\*(.+?)\*\*", r"*\1*", text)
-    text = re.sub(r"^#{1,6}\s+(.+)$", r"*\1*", text, flags=re.M)
-    return text
-
-
-def _linkify_slack(text: str, links: dict[int, str | None]) -> str:
-    out = _slack_markdown(slack_escape(text))
-
-    def repl(m: re.Match) -> str:
-        url = links.get(int(m.group(1)))
-        return f"<{_slack_url(url)}|[{m.group(1)}]>" if url else m.group(0)
-
-    return _MARKER.sub(repl, out)
+def _pieces(text: str, markers: bool = True) -> Iterator[tuple[str, str]]:
+    """``("text", s)``, ``("url", s)`` and ``("marker", n)`` pieces of an answer's text, in order."""
+    pos = 0
+    found = []
+    for m in _URL.finditer(text):
+        url = m.group(0).rstrip(_URL_TAIL)
+        found.append((m.start(), m.start() + len(url), "url"))
+    if markers:
+        found += [
+            (m.start(), m.end(), "marker")
+            for m in MARKER.finditer(text)
+            if not any(s <= m.start() < e for s, e, _ in found)
+        ]
+    for start, end, kind in sorted(found):
+        if start < pos:
+            continue
+        if start > pos:
+            yield "text", text[pos:start]
+        yield kind, (text[start + 1 : end - 1] if kind == "marker" else text[start:end])
+        pos = end
+    if pos < len(text):
+        yield "text", text[pos:]
 
 
 def split_text(text: str, limit: int) -> list[str]:
@@ -111,26 +121,86 @@ def split_text(text: str, limit: int) -> list[str]:
     return pieces
 
 
-def _sections(raw: str, render: Callable[[str], str], limit: int = MAX_SECTION_TEXT) -> list[str]:
-    """Split raw text so that each rendered piece (escaped, links added) fits ``limit``."""
-    out: list[str] = []
-    for piece in split_text(raw, limit * 2 // 3):
-        rendered = render(piece)
-        if len(rendered) <= limit:
-            out.append(rendered)
-        elif len(piece) > 50:
-            out += _sections(piece, render, limit // 2 if limit > 200 else limit)
+# ---------------------------------------------------------------------------------------------
+# Slack
+
+
+def slack_escape(text: str) -> str:
+    """The three characters Slack's mrkdwn reads as control characters."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# Formatting characters of mrkdwn and look-alikes that are only characters.
+_MRKDWN_LOOKALIKES = str.maketrans({"*": "∗", "_": "ˍ", "~": "∼", "`": "ˋ"})
+
+
+def slack_inert(text: str) -> str:
+    """Text for a mrkdwn field that shows as the characters it is: escaped, URLs in code spans,
+    formatting characters replaced by look-alikes."""
+    out = []
+    for kind, piece in _pieces(text, markers=False):
+        if kind == "url":
+            out.append("`" + slack_escape(piece.replace("`", "")) + "`")
         else:
-            out.append(rendered[:limit])
-    return out
+            out.append(slack_escape(piece).translate(_MRKDWN_LOOKALIKES))
+    return "".join(out)
 
 
-def _section(text: str) -> dict:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+def _rich(elements: list[dict], block_id: str | None = None) -> dict:
+    block = {
+        "type": "rich_text",
+        "elements": [{"type": "rich_text_section", "elements": elements}],
+    }
+    if block_id:
+        block["block_id"] = block_id
+    return block
 
 
-def _context(text: str) -> dict:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text[:MAX_CONTEXT_TEXT]}]}
+def _rich_text(text: str, style: dict | None = None) -> dict:
+    element: dict = {"type": "text", "text": text}
+    if style:
+        element["style"] = style
+    return element
+
+
+def _rich_link(url: str, text: str, style: dict | None = None) -> dict:
+    element: dict = {"type": "link", "url": _safe_url(url), "text": text}
+    if style:
+        element["style"] = style
+    return element
+
+
+def _safe_url(url: str) -> str:
+    return quote(url, safe=":/?#[]@!$&'()*+,;=%~-._")
+
+
+def _rich_inline(text: str, urls: dict[int, str | None], style: dict | None = None) -> list[dict]:
+    """Answer text as rich_text elements: literal text, inert (code) URLs, markers as links."""
+    elements: list[dict] = []
+    for kind, piece in _pieces(text):
+        if kind == "marker":
+            url = urls.get(int(piece))
+            label = f"[{piece}]"
+            elements.append(_rich_link(url, label, style) if url else _rich_text(label, style))
+        elif kind == "url":
+            elements.append(_rich_text(piece, {**(style or {}), "code": True}))
+        elif piece:
+            elements.append(_rich_text(piece, style))
+    return elements
+
+
+def _plain_context(text: str) -> dict:
+    return {
+        "type": "context",
+        "elements": [{"type": "plain_text", "text": text[:MAX_CONTEXT_TEXT], "emoji": True}],
+    }
+
+
+def _plain_section(text: str) -> dict:
+    return {
+        "type": "section",
+        "text": {"type": "plain_text", "text": text[:MAX_SECTION_TEXT], "emoji": True},
+    }
 
 
 def _button(text: str, action_id: str, value: str, style: str | None = None) -> dict:
@@ -154,28 +224,30 @@ def _show_searched(answer: Answer) -> bool:
     )
 
 
-def source_line(c: Citation, url: str | None) -> str:
+def source_label(c: Citation) -> str:
+    """ "[n] Title — breadcrumbs, p. N" (breadcrumbs left out when they are just the title)."""
     label = f"[{c.n}] {c.title}" + (
         f" — {c.breadcrumbs}" if c.breadcrumbs and c.breadcrumbs != c.title else ""
     )
-    if c.page:
-        label += f", p. {c.page}"
-    line = slack_link(url, label)
+    return label + (f", p. {c.page}" if c.page else "")
+
+
+def _source_elements(c: Citation, url: str | None) -> list[dict]:
+    label = source_label(c)
+    elements = [_rich_link(url, label) if url else _rich_text(label)]
     if c.updated:
-        line += f" · updated {c.updated[:10]}"
-    return line
+        elements.append(_rich_text(f" · updated {c.updated[:10]}"))
+    return elements
 
 
 def pending_blocks(action: PendingAction, asker: str = "", summary: bool = True) -> list[dict]:
     """Confirm / Cancel for a proposed ticket; ``summary`` repeats its title when the answer did not."""
     value = json.dumps({"a": action.action_id, "u": asker or action.user_id})
-    text = f"*Open a ticket?* {slack_escape(action.title)}" if summary else "*Open this ticket?*"
+    elements = [_rich_text("Open a ticket?" if summary else "Open this ticket?", {"bold": True})]
+    if summary:
+        elements.append(_rich_text(" " + action.title[:MAX_SECTION_TEXT]))
     return [
-        {
-            "type": "section",
-            "block_id": f"pending-summary:{action.action_id}"[:255],
-            "text": {"type": "mrkdwn", "text": text[:MAX_SECTION_TEXT]},
-        },
+        _rich(elements, block_id=f"pending-summary:{action.action_id}"[:255]),
         {
             "type": "actions",
             "block_id": f"pending:{action.action_id}"[:255],
@@ -208,30 +280,41 @@ def slack_blocks(
 
     ``turn_id`` names the answer for the feedback buttons (none without it); ``question`` fills the
     "open a ticket" offer on an "I don't know"; ``notice`` is a line from the adapter (e.g. "I can't
-    remember our conversation right now").
+    remember our conversation right now"). ``answer.private_note`` is never shown here.
     """
     urls = {c.n: links(c) for c in answer.citations}
     tail: list[dict] = []
     if answer.note:
-        tail.append(_context(f"ℹ️ {slack_escape(answer.note)}"))
+        tail.append(_rich(_rich_inline(f"ℹ️ {answer.note}", {})))
     if answer.citations:
-        tail.append(_context("*Sources*"))
-        lines = [source_line(c, urls[c.n]) for c in answer.citations]
-        chunk: list[str] = []
-        for line in lines:
-            if chunk and len("\n".join([*chunk, line])) > MAX_SECTION_TEXT:
-                tail.append(_section("\n".join(chunk)))
-                chunk = []
-            chunk.append(line[:MAX_SECTION_TEXT])
-        if chunk:
-            tail.append(_section("\n".join(chunk)))
+        tail.append(_plain_context("Sources"))
+        lines: list[dict] = []
+        size = 0
+        for c in answer.citations:
+            line = _source_elements(c, urls[c.n])
+            length = sum(len(e["text"]) for e in line)
+            if lines and size + length > MAX_RICH_TEXT:
+                tail.append(_rich(lines))
+                lines, size = [], 0
+            if lines:
+                lines.append(_rich_text("\n"))
+            lines += line
+            size += length
+        if lines:
+            tail.append(_rich(lines))
     if _show_searched(answer):
-        searched = ", ".join(f"“{slack_escape(q)}”" for q in answer.searched[:8])
-        tail.append(_context(f"🔎 I searched for {searched}"))
+        searched = ", ".join(f"“{q}”" for q in answer.searched[:8])
+        tail.append(_plain_context(f"🔎 I searched for {searched}"))
     if answer.ticket:
+        tid = str(answer.ticket.get("id", ""))
+        link = answer.ticket.get("link")
         tail.append(
-            _section(
-                f"🎫 Ticket {slack_link(answer.ticket.get('link'), str(answer.ticket.get('id', '')))} filed."
+            _rich(
+                [
+                    _rich_text("🎫 Ticket "),
+                    _rich_link(link, tid) if link else _rich_text(tid),
+                    _rich_text(" filed."),
+                ]
             )
         )
     if answer.pending_action:
@@ -247,52 +330,81 @@ def slack_blocks(
             }
         )
     if notice:
-        tail.append(_context(f"⚠️ {slack_escape(notice)}"))
-    if turn_id and answer.status not in ("error", "smalltalk"):
+        tail.append(_plain_context(f"⚠️ {notice}"))
+    if turn_id and answer.status not in ("error", "smalltalk", "rejected"):
         tail.append(feedback_block(turn_id))
 
     if len(tail) > MAX_BLOCKS - 1:  # an absurd number of sources: keep the head and say so
-        tail = tail[: MAX_BLOCKS - 2] + [_context("…more sources left out")]
+        tail = tail[: MAX_BLOCKS - 2] + [_plain_context("…more sources left out")]
     budget = MAX_BLOCKS - len(tail)
-    body = [_section(s) for s in _sections(answer.text or "…", lambda t: _linkify_slack(t, urls))]
+    body = [
+        _rich(_rich_inline(piece, urls)) for piece in split_text(answer.text or "…", MAX_RICH_TEXT)
+    ]
     if len(body) > budget:
         body = body[: budget - 1] + [
-            _context("…the answer was too long for one message and was cut here.")
+            _plain_context("…the answer was too long for one message and was cut here.")
         ]
     return body + tail
 
 
 def slack_text(answer: Answer) -> str:
-    """The plain fallback text Slack shows in notifications."""
-    text = answer.text or "…"
+    """The fallback text Slack shows in notifications: the answer, inert."""
+    text = slack_inert(answer.text or "…")
     return text if len(text) <= MAX_MESSAGE_TEXT else text[: MAX_MESSAGE_TEXT - 1] + "…"
 
 
 def slack_progress_blocks(text: str) -> list[dict]:
-    return [_context(f"⏳ {slack_escape(text)}")]
+    return [_plain_context(f"⏳ {text}")]
 
 
 def slack_message_blocks(text: str) -> list[dict]:
-    """A plain message (not an answer) as blocks, split to fit."""
-    return [_section(s) for s in _sections(text, lambda t: _slack_markdown(slack_escape(t)))][
-        :MAX_BLOCKS
-    ]
+    """A plain message (not an answer) as blocks, split to fit; never read as markup."""
+    return [_plain_section(s) for s in split_text(text, MAX_SECTION_TEXT)][:MAX_BLOCKS]
 
 
 # ---------------------------------------------------------------------------------------------
 # Teams
 
 
-def _md_escape_label(text: str) -> str:
-    return text.replace("[", "(").replace("]", ")")
+def _teams_inert(text: str) -> str:
+    """Adaptive Cards read ``{{DATE(…)}}`` / ``{{TIME(…)}}`` even in text runs: break the braces."""
+    return text.replace("{{", "{\u200b{")
 
 
-def _md_url(url: str) -> str:
-    return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+def _run(text: str, **style) -> dict:
+    return {"type": "TextRun", "text": _teams_inert(text), **style}
 
 
-def _text_block(text: str, **kw) -> dict:
-    return {"type": "TextBlock", "text": text, "wrap": True, **kw}
+def _link_run(text: str, url: str, **style) -> dict:
+    return {
+        "type": "TextRun",
+        "text": _teams_inert(text),
+        "selectAction": {"type": "Action.OpenUrl", "url": _safe_url(url)},
+        **style,
+    }
+
+
+def _teams_runs(text: str, urls: dict[int, str | None], **style) -> list[dict]:
+    runs: list[dict] = []
+    for kind, piece in _pieces(text):
+        if kind == "marker":
+            url = urls.get(int(piece))
+            label = f"[{piece}]"
+            runs.append(_link_run(label, url, **style) if url else _run(label, **style))
+        elif kind == "url":
+            runs.append(_run(piece, fontType="Monospace", **style))
+        elif piece:
+            runs.append(_run(piece, **style))
+    return runs
+
+
+def _rich_block(inlines: list[dict], **kw) -> dict:
+    return {"type": "RichTextBlock", "inlines": inlines, **kw}
+
+
+def teams_plain(text: str, **style) -> dict:
+    """Any text as an inert RichTextBlock (for notices and our own messages alike)."""
+    return _rich_block([_run(text, **style)])
 
 
 def teams_card(
@@ -305,45 +417,47 @@ def teams_card(
     notice: str = "",
 ) -> dict:
     """The reply as an Adaptive Card (schema 1.4, what Teams renders everywhere)."""
+    urls = {c.n: links(c) for c in answer.citations}
     text = answer.text or "…"
     if len(text) > TEAMS_MAX_TEXT:
         text = text[: TEAMS_MAX_TEXT - 1] + "…"
-    body: list[dict] = [_text_block(text)]
+    body: list[dict] = [
+        _rich_block(_teams_runs(paragraph, urls)) for paragraph in re.split(r"\n{2,}", text)
+    ]
     actions: list[dict] = []
     if answer.note:
-        body.append(_text_block(f"ℹ️ {answer.note}", isSubtle=True, size="Small"))
+        body.append(_rich_block(_teams_runs(f"ℹ️ {answer.note}", {}, isSubtle=True, size="Small")))
     if answer.citations:
-        body.append(_text_block("Sources", weight="Bolder", spacing="Medium"))
+        body.append(teams_plain("Sources", weight="Bolder"))
         for c in answer.citations:
-            label = c.title + (
-                f" — {c.breadcrumbs}" if c.breadcrumbs and c.breadcrumbs != c.title else ""
-            )
-            if c.page:
-                label += f", p. {c.page}"
-            url = links(c)
-            line = f"[{c.n}] " + (f"[{_md_escape_label(label)}]({_md_url(url)})" if url else label)
+            url = urls[c.n]
+            label = source_label(c)
+            runs = [_link_run(label, url, size="Small") if url else _run(label, size="Small")]
             if c.updated:
-                line += f" · updated {c.updated[:10]}"
-            body.append(_text_block(line, spacing="None", size="Small"))
+                runs.append(_run(f" · updated {c.updated[:10]}", size="Small"))
+            body.append(_rich_block(runs, spacing="None"))
     if _show_searched(answer):
         searched = ", ".join(f"“{q}”" for q in answer.searched[:8])
-        body.append(_text_block(f"🔎 I searched for {searched}", isSubtle=True, size="Small"))
+        body.append(teams_plain(f"🔎 I searched for {searched}", isSubtle=True, size="Small"))
     if answer.ticket:
         tid = str(answer.ticket.get("id", ""))
         link = answer.ticket.get("link")
         body.append(
-            _text_block(
-                f"🎫 Ticket [{tid}]({_md_url(link)}) filed." if link else f"🎫 Ticket {tid} filed."
+            _rich_block(
+                [_run("🎫 Ticket "), _link_run(tid, link) if link else _run(tid), _run(" filed.")]
             )
         )
     if answer.pending_action:
         pa = answer.pending_action
-        prompt = (
-            "Open this ticket?"
-            if answer.status == "needs_confirmation"
-            else f"Open a ticket? {pa.title}"
-        )
-        body.append(_text_block(prompt, weight="Bolder", spacing="Medium"))
+        runs = [
+            _run(
+                "Open this ticket?" if answer.status == "needs_confirmation" else "Open a ticket?",
+                weight="Bolder",
+            )
+        ]
+        if answer.status != "needs_confirmation":
+            runs.append(_run(" " + pa.title))
+        body.append(_rich_block(runs, spacing="Medium"))
         data = {"action_id": pa.action_id, "asker": asker or pa.user_id}
         actions += [
             {
@@ -363,8 +477,8 @@ def teams_card(
             }
         )
     if notice:
-        body.append(_text_block(f"⚠️ {notice}", isSubtle=True, size="Small"))
-    if turn_id and answer.status not in ("error", "smalltalk"):
+        body.append(teams_plain(f"⚠️ {notice}", isSubtle=True, size="Small"))
+    if turn_id and answer.status not in ("error", "smalltalk", "rejected"):
         actions += [
             {
                 "type": "Action.Submit",
@@ -386,6 +500,16 @@ def teams_card(
     if actions:
         card["actions"] = actions
     return card
+
+
+def teams_message_card(text: str) -> dict:
+    """A plain message (not an answer) as a card, so no part of it is read as Markdown."""
+    return {
+        "type": "AdaptiveCard",
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "version": "1.4",
+        "body": [teams_plain(p) for p in re.split(r"\n{2,}", text[:TEAMS_MAX_TEXT])],
+    }
 
 
 ADAPTIVE_CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"

@@ -18,7 +18,7 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from bot.links import LinkSigner, docs_route
-from bot.state import ConversationState
+from bot.state import ConversationState, redis_pool_kwargs
 from ingest.errors import ConfigError
 from ingest.settings import Settings
 
@@ -78,13 +78,27 @@ def build_app(settings: Settings, deps, assistant, state: ConversationState) -> 
     if settings.slack is not None:
         from bot.slack import SlackAdapter
 
-        slack = SlackAdapter(settings.slack, assistant, state, deps.directory, links)
+        slack = SlackAdapter(
+            settings.slack,
+            assistant,
+            state,
+            deps.directory,
+            links,
+            unknown_members=settings.channels.unknown_members,
+        )
         app[SLACK_KEY] = slack
         app.router.add_post("/slack/events", slack.handle)
     if settings.teams is not None:
         from bot.teams import TeamsAdapter
 
-        teams = TeamsAdapter(settings.teams, assistant, state, deps.directory, links)
+        teams = TeamsAdapter(
+            settings.teams,
+            assistant,
+            state,
+            deps.directory,
+            links,
+            unknown_members=settings.channels.unknown_members,
+        )
         app[TEAMS_KEY] = teams
         app.router.add_post("/api/messages", teams.handle)
     app.router.add_get("/docs/{doc_id:.+}", docs_route(links, deps.directory, assistant))
@@ -131,9 +145,11 @@ async def serve(
     await asyncio.to_thread(
         lambda: (deps.index, deps.embedders, deps.directory)
     )  # load models before the first question
+    pool = redis.BlockingConnectionPool.from_url(
+        settings.redis.url, **redis_pool_kwargs(settings.redis)
+    )
     pending = RedisPendingActions(
-        redis.Redis.from_url(settings.redis.url, socket_connect_timeout=0.5, socket_timeout=1.0),
-        prefix=settings.redis.key_prefix + "pending:",
+        redis.Redis(connection_pool=pool), prefix=settings.redis.key_prefix + "pending:"
     )
     traces = RedisTraceStore(pending.client, key=settings.redis.key_prefix + "traces")
     assistant = AgentThread(build_assistant(deps, pending=pending, traces=traces))

@@ -8,16 +8,22 @@ channel the agent gets every member's groups and shows only what all of them may
 
 Buttons: Confirm / Cancel a pending ticket (only the asker, filed once — ``assistant.confirm``
 takes the action atomically), 👍 / 👎 feedback (stored in Redis), and "open a ticket" after an
-"I don't know". Retries (same ``event_id``, ``X-Slack-Retry-Num``) are answered once.
+"I don't know". Retries and replays are answered once: by ``event_id``, or by a hash of the
+signed body when an event has none.
+
+What only the asker may see (the hint that a private document may answer better) goes to them as
+an ephemeral message, never into the channel. Every ``text`` sent is inert (``render.slack_inert``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from aiohttp import web
@@ -26,6 +32,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from agent.assistant import error_reference
 from agent.turns import Answer, Turn
 from bot import render
 from bot.directory import Directory, Person
@@ -47,6 +54,20 @@ _LINK = re.compile(r"<((?:https?|mailto):[^>|]+)(?:\|([^>]*))?>")
 _SPECIAL = re.compile(r"<!(?:subteam\^[A-Z0-9]+\|)?([^>|]+)(?:\|[^>]*)?>")
 _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
 _ALLOWED_SUBTYPES = {None, "file_share", "thread_broadcast"}
+
+STRANGERS_HERE = (
+    "I can't answer in this channel: some members are not in the company directory "
+    "(guests or people from other organisations). Ask me in a direct message."
+)
+
+
+@dataclass(frozen=True)
+class Members:
+    """Who is in a channel, as far as answering goes: each distinct group list, and how many
+    (human) members the directory does not know."""
+
+    groups: tuple[tuple[str, ...], ...]
+    strangers: int = 0
 
 
 def question_text(
@@ -72,8 +93,11 @@ class SlackAdapter:
         directory: Directory,
         links: LinkSigner,
         client: AsyncWebClient | None = None,
+        *,
+        unknown_members: Literal["public", "refuse"] = "public",
     ):
         self.assistant, self.state, self.directory, self.links = assistant, state, directory, links
+        self.unknown_members = unknown_members
         self.client = client or AsyncWebClient(
             token=settings.bot_token.get_secret_value(),
             base_url=settings.api_url or AsyncWebClient.BASE_URL,
@@ -158,11 +182,14 @@ class SlackAdapter:
         )
 
     async def _first_delivery(self, body: dict, request) -> bool:
-        event_id = body.get("event_id") or ""
-        if not event_id:
-            retry = (request.headers.get("x-slack-retry-num") or [None])[0]
-            return retry is None
-        return await self.state.first_delivery(f"slack:{event_id}")
+        event_id = body.get("event_id")
+        if isinstance(event_id, str) and event_id:
+            return await self.state.first_delivery(f"slack:{event_id}")
+        # No event id (never from Slack itself): the signed body is the identity of the event,
+        # so a replay or retry of it is answered once.
+        raw = getattr(request, "raw_body", "") or json.dumps(body, sort_keys=True)
+        digest = hashlib.sha256(raw.encode() if isinstance(raw, str) else raw).hexdigest()
+        return await self.state.first_delivery(f"slack-body:{digest}")
 
     async def _answer(
         self,
@@ -179,8 +206,9 @@ class SlackAdapter:
         try:
             await self._answer_in(channel, event, context, conversation, channel_kind, thread_ts)
         except Exception:
-            log.exception("slack answer failed")
-            await self._safe_post(channel, thread_ts, SOMETHING_WENT_WRONG)
+            ref = error_reference()
+            log.exception("slack answer failed (reference %s)", ref)
+            await self._safe_post(channel, thread_ts, SOMETHING_WENT_WRONG.format(ref=ref))
 
     async def _answer_in(
         self,
@@ -203,6 +231,13 @@ class SlackAdapter:
         if not await self.state.allow(person.user_id):
             await self._post(channel, thread_ts, RATE_LIMITED)
             return
+        member_groups: tuple[tuple[str, ...], ...] = ()
+        if channel_kind == "channel":
+            members = await self.members(channel, context.bot_user_id, person)
+            if members.strangers and self.unknown_members == "refuse":
+                await self._post(channel, thread_ts, STRANGERS_HERE)
+                return
+            member_groups = members.groups
         placeholder = await self.client.chat_postMessage(
             channel=channel,
             thread_ts=thread_ts,
@@ -212,9 +247,6 @@ class SlackAdapter:
         ts = placeholder["ts"]
         history = await self.state.history(conversation)
         notice = self.state.forgetful_notice(conversation, history)
-        member_groups: tuple[tuple[str, ...], ...] = ()
-        if channel_kind == "channel":
-            member_groups = await self.member_groups(channel, context.bot_user_id, person)
         turn = Turn(
             user_id=person.user_id,
             text=text,
@@ -229,12 +261,14 @@ class SlackAdapter:
         try:
             answer = await self.assistant.answer(turn, self._progress(channel, ts))
         except Exception:
-            log.exception("assistant failed")
+            ref = error_reference()
+            log.exception("assistant failed (reference %s)", ref)
+            text = SOMETHING_WENT_WRONG.format(ref=ref)
             await self.client.chat_update(
                 channel=channel,
                 ts=ts,
-                text=SOMETHING_WENT_WRONG,
-                blocks=render.slack_message_blocks(SOMETHING_WENT_WRONG),
+                text=render.slack_inert(text),
+                blocks=render.slack_message_blocks(text),
             )
             return
         await self.state.remember(conversation, text, answer.text)
@@ -260,6 +294,8 @@ class SlackAdapter:
                 text=render.slack_text(answer),
                 blocks=render.slack_message_blocks(answer.text),
             )
+        if answer.private_note and channel_kind == "channel":
+            await self._safe_ephemeral(channel, event["user"], answer.private_note, thread_ts)
 
     def _progress(self, channel: str, ts: str) -> Callable[[str], Awaitable[None]]:
         last = time.monotonic()
@@ -272,7 +308,10 @@ class SlackAdapter:
             last = now
             try:
                 await self.client.chat_update(
-                    channel=channel, ts=ts, text=text, blocks=render.slack_progress_blocks(text)
+                    channel=channel,
+                    ts=ts,
+                    text=render.slack_inert(text),
+                    blocks=render.slack_progress_blocks(text),
                 )
             except SlackApiError as exc:  # progress is best-effort
                 log.info("progress update failed: %s", exc)
@@ -283,7 +322,7 @@ class SlackAdapter:
         await self.client.chat_postMessage(
             channel=channel,
             thread_ts=thread_ts,
-            text=text,
+            text=render.slack_inert(text),
             blocks=render.slack_message_blocks(text),
         )
 
@@ -322,10 +361,9 @@ class SlackAdapter:
         person = self.directory.find(slack_id)
         return person.name if person else slack_id
 
-    async def member_groups(
-        self, channel: str, bot_user_id: str | None, asker: Person
-    ) -> tuple[tuple[str, ...], ...]:
-        """Every (human) channel member's groups. A member we cannot place reads public docs only."""
+    async def members(self, channel: str, bot_user_id: str | None, asker: Person) -> Members:
+        """Every (human) channel member's groups. A member we cannot place reads public docs only
+        and counts as a stranger."""
         ids: list[str] = []
         cursor = None
         try:
@@ -341,8 +379,9 @@ class SlackAdapter:
             log.warning(
                 "conversations.members %s failed: %s; answering from public docs only", channel, exc
             )
-            return (asker.groups, ())
+            return Members((asker.groups, ()), strangers=1)
         groups: dict[str, tuple[str, ...]] = {asker.slack_id or asker.user_id: asker.groups}
+        strangers = 0
         lookups = 0
         for member in dict.fromkeys(ids):
             if member == bot_user_id or member in groups:
@@ -355,7 +394,8 @@ class SlackAdapter:
                     continue
                 person = self.directory.find(email) if email else None
             groups[member] = person.groups if person else ()
-        return tuple(dict.fromkeys(groups.values()))
+            strangers += person is None
+        return Members(tuple(dict.fromkeys(groups.values())), strangers)
 
     # -- buttons ---------------------------------------------------------------------------
 
@@ -395,7 +435,7 @@ class SlackAdapter:
                     channel=channel,
                     user=clicker,
                     thread_ts=thread_ts,
-                    text=f"Only {who} can confirm or cancel this ticket.",
+                    text=render.slack_inert(f"Only {who} can confirm or cancel this ticket."),
                 )
                 return
             # the assistant files at most once; this only decides which click updates the message
@@ -412,11 +452,15 @@ class SlackAdapter:
                 )
             else:
                 await self.client.chat_postEphemeral(
-                    channel=channel, user=clicker, thread_ts=thread_ts, text=result.text
+                    channel=channel,
+                    user=clicker,
+                    thread_ts=thread_ts,
+                    text=render.slack_inert(result.text),
                 )
         except Exception:
-            log.exception("confirm/cancel failed")
-            await self._safe_ephemeral(channel, clicker, SOMETHING_WENT_WRONG)
+            ref = error_reference()
+            log.exception("confirm/cancel failed (reference %s)", ref)
+            await self._safe_ephemeral(channel, clicker, SOMETHING_WENT_WRONG.format(ref=ref))
 
     @staticmethod
     def _without_pending(message: dict) -> list[dict]:
@@ -430,9 +474,17 @@ class SlackAdapter:
             keep.append(b)
         return keep[: render.MAX_BLOCKS - 10]
 
-    async def _safe_ephemeral(self, channel: str, user: str, text: str) -> None:
+    async def _safe_ephemeral(
+        self, channel: str, user: str, text: str, thread_ts: str | None = None
+    ) -> None:
         try:
-            await self.client.chat_postEphemeral(channel=channel, user=user, text=text)
+            await self.client.chat_postEphemeral(
+                channel=channel,
+                user=user,
+                thread_ts=thread_ts,
+                text=render.slack_inert(text),
+                blocks=render.slack_message_blocks(text),
+            )
         except Exception:
             log.exception("ephemeral message failed")
 

@@ -1,13 +1,18 @@
 """Conversation state in Redis: thread history, event de-dupe, per-user rate limits, feedback.
 
 Redis is a convenience, never a dependency of answering: every method catches Redis errors and
-degrades (no history, in-process de-dupe, no rate limit), and ``history()`` reports that it could
-not remember so the adapter can say so — once per conversation while Redis stays away.
+degrades (no history, in-process de-dupe, an in-process rate limit), and ``history()`` reports
+that it could not remember so the adapter can say so — once per conversation while Redis stays
+away. A limit is never lifted because Redis is away: each replica then counts for itself.
+
+The client has ONE pool of ``redis.pool_size`` connections; under a burst, callers wait briefly
+for a connection instead of opening hundreds (``BlockingConnectionPool``).
 
 Keys (all under ``prefix``, by default ``redis.key_prefix``, ``footnote:``):
 ``hist:{conversation}`` list of JSON messages (newest last, trimmed, TTL) ·
 ``seen:{event_id}`` de-dupe marker (SET NX, TTL) ·
-``rate:{user}:{minute}`` counter (TTL) · ``feedback`` list of JSON records (bounded).
+``rate:{user}`` sorted set of the last minute's questions (a rolling window; TTL) ·
+``feedback`` list of JSON records (bounded).
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import contextlib
 import json
 import logging
 import time
-from collections import OrderedDict
+import uuid
+from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
@@ -38,6 +45,53 @@ RATE_LIMITED = "You're asking faster than I can read — give me a minute and as
 SEEN_TTL_S = 60 * 60  # Slack retries for minutes; an hour is plenty
 RETRY_AFTER_S = 2.0  # after a Redis error, calls skip Redis this long
 FEEDBACK_KEEP = 10_000
+RATE_WINDOW_S = 60.0
+POOL_WAIT_S = 1.0  # how long a call waits for a free connection before Redis counts as away
+
+# One question more for ``KEYS[1]`` if fewer than ARGV[3] were asked in the ARGV[2] seconds before
+# ARGV[1]: drop what left the window, count, add. Atomic, so a burst cannot slip past the count.
+_RATE_SCRIPT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[2]))
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
+redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 1)
+return 1
+"""
+
+
+def redis_pool_kwargs(settings: RedisSettings) -> dict:
+    """Connection settings shared by the asyncio and the blocking client: one sized pool each."""
+    return {
+        "max_connections": settings.pool_size,
+        "timeout": POOL_WAIT_S,
+        "socket_connect_timeout": 0.5,
+        "socket_timeout": 1.0,
+    }
+
+
+class LocalRateLimit:
+    """At most ``limit`` per rolling window per key, in this process: the floor every replica
+    keeps, and the whole limit while Redis is away."""
+
+    def __init__(self, window_s: float = RATE_WINDOW_S, max_keys: int = 100_000):
+        self.window_s, self.max_keys = window_s, max_keys
+        self._seen: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def count(self, key: str, now: float) -> int:
+        times = self._seen.get(key)
+        if not times:
+            return 0
+        while times and times[0] <= now - self.window_s:
+            times.popleft()
+        return len(times)
+
+    def record(self, key: str, now: float) -> None:
+        self._seen.setdefault(key, deque()).append(now)
+        self._seen.move_to_end(key)
+        while len(self._seen) > self.max_keys:
+            self._seen.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -47,24 +101,38 @@ class History:
 
 
 class ConversationState:
-    def __init__(self, client: aioredis.Redis, settings: RedisSettings, prefix: str = "footnote:"):
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        settings: RedisSettings,
+        prefix: str = "footnote:",
+        clock: Callable[[], float] | None = None,
+    ):
         self.client, self.settings, self.prefix = client, settings, prefix
+        self.clock = clock or (lambda: time.time())  # wall clock: replicas share the window
         self._seen_local: OrderedDict[str, float] = OrderedDict()  # de-dupe while Redis is away
         self._told_forgetful: set[str] = set()
+        self._rate_local = LocalRateLimit()
+        self._rate_script = client.register_script(_RATE_SCRIPT)
         self._down_until = (
             0.0  # after a failure, skip Redis for a moment instead of waiting on it per call
         )
 
     @classmethod
-    def from_settings(cls, settings: RedisSettings, prefix: str | None = None) -> ConversationState:
-        client = aioredis.Redis.from_url(
+    def from_settings(
+        cls,
+        settings: RedisSettings,
+        prefix: str | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> ConversationState:
+        pool = aioredis.BlockingConnectionPool.from_url(
             settings.url,
-            socket_connect_timeout=0.5,
-            socket_timeout=1.0,
             health_check_interval=30,
             retry=Retry(ExponentialBackoff(cap=0.05, base=0.01), 1),
+            **redis_pool_kwargs(settings),
         )
-        return cls(client, settings, settings.key_prefix if prefix is None else prefix)
+        client = aioredis.Redis(connection_pool=pool)
+        return cls(client, settings, settings.key_prefix if prefix is None else prefix, clock)
 
     async def close(self) -> None:
         with contextlib.suppress(RedisError, OSError):
@@ -165,22 +233,32 @@ class ConversationState:
     # -- rate limit ------------------------------------------------------------------------
 
     async def allow(self, user_id: str) -> bool:
-        """At most ``rate_per_minute`` questions per user per clock minute (0 turns it off)."""
+        """At most ``rate_per_minute`` questions per user in any rolling 60 s (0 turns it off).
+
+        Redis counts across replicas; this process counts too, and alone while Redis is away.
+        Questions refused are not counted."""
         limit = self.settings.rate_per_minute
         if limit <= 0:
             return True
-        key = f"{self.prefix}rate:{user_id}:{int(time.time() // 60)}"
-        if not self._up():
-            return True
-        try:
-            async with self.client.pipeline(transaction=True) as pipe:
-                pipe.incr(key)
-                pipe.expire(key, 120)
-                count, _ = await pipe.execute()
-        except (RedisError, OSError) as exc:
-            self._down("rate limit", exc)
-            return True
-        return int(count) <= limit
+        now = self.clock()
+        if self._rate_local.count(user_id, now) >= limit:
+            return False
+        if self._up():
+            try:
+                allowed = await self._rate_script(
+                    keys=[f"{self.prefix}rate:{user_id}"],
+                    args=[now, RATE_WINDOW_S, limit, f"{now}:{uuid.uuid4().hex[:8]}"],
+                )
+                self._ok()
+                if not allowed:
+                    return False
+            except (RedisError, OSError) as exc:
+                self._down("rate limit", exc)
+        # Counted again after the await: concurrent calls may have been let through meanwhile.
+        if self._rate_local.count(user_id, now) >= limit:
+            return False
+        self._rate_local.record(user_id, now)
+        return True
 
     # -- feedback --------------------------------------------------------------------------
 

@@ -5,6 +5,10 @@ activity's ``serviceUrl``. In personal chat every message is a question; in a ch
 chat only a message that @mentions the bot is (the mention is removed from the text), and the
 agent gets every member's groups. ``Action.Submit`` arrives as a message with ``.value``:
 Confirm / Cancel a pending ticket, feedback, "open a ticket".
+
+What only the asker may see (the hint that a private document may answer better) goes to them in
+a 1:1 chat the bot opens, never into the channel; where that fails, it is not sent at all. Our own
+short messages go as plain text, answers as cards whose document text is never read as Markdown.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from aiohttp import web
 from botbuilder.core import ActivityHandler, CardFactory, MessageFactory, TurnContext
 from botbuilder.core.teams import TeamsInfo
 from botbuilder.integration.aiohttp import CloudAdapter, ConfigurationBotFrameworkAuthentication
-from botbuilder.schema import Activity, ActivityTypes
+from botbuilder.schema import Activity, ActivityTypes, ConversationParameters, TextFormatTypes
 
+from agent.assistant import error_reference
 from agent.turns import Turn
 from bot import render
 from bot.directory import Directory, Person
@@ -32,6 +37,15 @@ from ingest.settings import TeamsSettings
 log = logging.getLogger(__name__)
 
 MAX_MEMBERS = 500
+STRANGERS_HERE = (
+    "I can't answer in this channel: some members are not in the company directory "
+    "(guests or people from other organisations). Ask me in a personal chat."
+)
+
+
+def plain(text: str) -> Activity:
+    """A short message of ours, never read as Markdown."""
+    return Activity(type=ActivityTypes.message, text=text, text_format=TextFormatTypes.plain)
 
 
 @dataclass
@@ -76,9 +90,16 @@ def question_text(activity: Activity) -> str:
 
 class FootnoteTeamsBot(ActivityHandler):
     def __init__(
-        self, assistant, state: ConversationState, directory: Directory, links: LinkSigner
+        self,
+        assistant,
+        state: ConversationState,
+        directory: Directory,
+        links: LinkSigner,
+        *,
+        unknown_members: Literal["public", "refuse"] = "public",
     ):
         self.assistant, self.state, self.directory, self.links = assistant, state, directory, links
+        self.unknown_members = unknown_members
 
     # -- identity --------------------------------------------------------------------------
 
@@ -97,9 +118,13 @@ class FootnoteTeamsBot(ActivityHandler):
                     return person
         return None
 
-    async def member_groups(self, ctx: TurnContext, asker: Person) -> tuple[tuple[str, ...], ...]:
-        """Every member's groups; members we cannot place read public documents only."""
+    async def member_groups(
+        self, ctx: TurnContext, asker: Person
+    ) -> tuple[tuple[tuple[str, ...], ...], int]:
+        """Every member's groups, and how many members we cannot place (they read public
+        documents only)."""
         groups: dict[str, tuple[str, ...]] = {asker.teams_id or asker.user_id: asker.groups}
+        strangers = 0
         token = None
         seen = 0
         try:
@@ -111,13 +136,37 @@ class FootnoteTeamsBot(ActivityHandler):
                         continue
                     person = self.person(member)
                     groups[member.id] = person.groups if person else ()
+                    strangers += person is None
                 token = page.continuation_token
                 if not token:
                     break
         except Exception as exc:  # the roster is an outside call; fail closed
             log.warning("Teams members lookup failed: %s; answering from public docs only", exc)
-            return (asker.groups, ())
-        return tuple(dict.fromkeys(groups.values()))
+            return (asker.groups, ()), 1
+        return tuple(dict.fromkeys(groups.values())), strangers
+
+    async def tell_privately(self, ctx: TurnContext, text: str) -> bool:
+        """Send ``text`` to the asker alone, in a 1:1 chat with the bot; False if that failed."""
+        activity = ctx.activity
+        client = ctx.turn_state.get(ctx.adapter.BOT_CONNECTOR_CLIENT_KEY)
+        if client is None or activity.from_property is None or activity.recipient is None:
+            return False
+        tenant = activity.conversation.tenant_id if activity.conversation else None
+        try:
+            created = await client.conversations.create_conversation(
+                ConversationParameters(
+                    is_group=False,
+                    bot=activity.recipient,
+                    members=[activity.from_property],
+                    tenant_id=tenant,
+                    channel_data={"tenant": {"id": tenant}} if tenant else None,
+                )
+            )
+            await client.conversations.send_to_conversation(created.id, plain(text))
+        except Exception as exc:  # an outside call: without a private channel, say nothing
+            log.info("could not open a 1:1 chat with the asker: %s", exc)
+            return False
+        return True
 
     # -- turns -----------------------------------------------------------------------------
 
@@ -147,19 +196,24 @@ class FootnoteTeamsBot(ActivityHandler):
         activity = ctx.activity
         person = self.person(activity.from_property)
         if person is None:
-            await ctx.send_activity(NOT_IN_DIRECTORY)
+            await ctx.send_activity(plain(NOT_IN_DIRECTORY))
             return
         if not text:
-            await ctx.send_activity(EMPTY_QUESTION)
+            await ctx.send_activity(plain(EMPTY_QUESTION))
             return
         if not await self.state.allow(person.user_id):
-            await ctx.send_activity(RATE_LIMITED)
+            await ctx.send_activity(plain(RATE_LIMITED))
             return
+        member_groups: tuple[tuple[str, ...], ...] = ()
+        if channel_kind == "channel":
+            member_groups, strangers = await self.member_groups(ctx, person)
+            if strangers and self.unknown_members == "refuse":
+                await ctx.send_activity(plain(STRANGERS_HERE))
+                return
         await ctx.send_activity(Activity(type=ActivityTypes.typing))
         conversation = f"teams:{activity.conversation.id}"
         history = await self.state.history(conversation)
         notice = self.state.forgetful_notice(conversation, history)
-        member_groups = await self.member_groups(ctx, person) if channel_kind == "channel" else ()
         turn = Turn(
             user_id=person.user_id,
             text=text,
@@ -167,7 +221,7 @@ class FootnoteTeamsBot(ActivityHandler):
             display_name=person.name,
             email=person.email,
             channel_kind=channel_kind,
-            member_groups=member_groups,  # type: ignore[arg-type]
+            member_groups=member_groups,
             conversation_id=conversation,
             history=history.messages,
         )
@@ -184,20 +238,21 @@ class FootnoteTeamsBot(ActivityHandler):
         await ctx.send_activity(
             MessageFactory.attachment(CardFactory.adaptive_card(card), text=None)
         )
+        if answer.private_note and channel_kind == "channel":
+            await self.tell_privately(ctx, answer.private_note)
 
     async def on_submit(self, ctx: TurnContext, data: dict) -> None:
         activity = ctx.activity
         action = data.get("action")
         person = self.person(activity.from_property)
         if person is None:
-            await ctx.send_activity(NOT_IN_DIRECTORY)
+            await ctx.send_activity(plain(NOT_IN_DIRECTORY))
             return
         if action in ("confirm", "cancel") and data.get("action_id"):
             if data.get("asker") and data["asker"] != person.user_id:
-                asker = self.directory.find(data["asker"])
-                await ctx.send_activity(
-                    f"Only {asker.name if asker else 'the person who asked'} can confirm or cancel this ticket."
-                )
+                asker = self.directory.find(str(data["asker"]))
+                who = asker.name if asker else "the person who asked"
+                await ctx.send_activity(plain(f"Only {who} can confirm or cancel this ticket."))
                 return
             result = await self.assistant.confirm(
                 str(data["action_id"]), person.user_id, action == "confirm"
@@ -214,8 +269,10 @@ class FootnoteTeamsBot(ActivityHandler):
                     "channel": activity.conversation.id if activity.conversation else "",
                 }
             )
-            await ctx.send_activity("Thanks for the feedback!")
-        elif action == "ticket_offer" and data.get("question"):
+            await ctx.send_activity(plain("Thanks for the feedback!"))
+        elif (
+            action == "ticket_offer" and isinstance(data.get("question"), str) and data["question"]
+        ):
             kind = activity.conversation.conversation_type if activity.conversation else "personal"
             await self.ask(
                 ctx,
@@ -232,16 +289,21 @@ class TeamsAdapter:
         state: ConversationState,
         directory: Directory,
         links: LinkSigner,
+        *,
+        unknown_members: Literal["public", "refuse"] = "public",
     ):
         self.adapter = CloudAdapter(ConfigurationBotFrameworkAuthentication(bot_config(settings)))
         self.adapter.on_turn_error = self._on_turn_error
-        self.bot = FootnoteTeamsBot(assistant, state, directory, links)
+        self.bot = FootnoteTeamsBot(
+            assistant, state, directory, links, unknown_members=unknown_members
+        )
 
     @staticmethod
     async def _on_turn_error(ctx: TurnContext, error: Exception) -> None:
-        log.error("teams turn failed: %r", error, exc_info=error)
+        ref = error_reference()
+        log.error("teams turn failed (reference %s): %r", ref, error, exc_info=error)
         try:
-            await ctx.send_activity(SOMETHING_WENT_WRONG)
+            await ctx.send_activity(plain(SOMETHING_WENT_WRONG.format(ref=ref)))
         except Exception:
             log.exception("could not tell the Teams user something went wrong")
 

@@ -1,17 +1,45 @@
-"""The terminal adapter: a Turn from what was typed, the Answer printed with sources and progress."""
+"""The terminal adapter: a Turn from what was typed, the Answer printed with sources and progress.
+
+Document text is data here too: it is printed as plain ``Text`` (never parsed as Rich markup),
+with control characters (escape sequences that could draw links or move the cursor) and
+bidirectional overrides removed. The only terminal hyperlinks are the citations' own links.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 from rich.console import Console
+from rich.style import Style
+from rich.text import Text
 
 from agent.assistant import build_assistant
 from agent.turns import Answer, Message, Turn
 from ingest.errors import ConfigError
 
 console = Console()
+
+# C0/C1 controls (ESC starts every terminal escape sequence) and bidi overrides, but not \t \n.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def safe(text: object) -> str:
+    """Text that prints as the characters it is, whatever a document put in it."""
+    return _UNSAFE.sub("", str(text))
+
+
+def plain(text: object, style: str = "") -> Text:
+    return Text(safe(text), style=style)
+
+
+def as_json(answer: Answer) -> str:
+    """The Answer as JSON; JSON escapes C0 controls itself, and C1 controls are escaped here."""
+    text = json.dumps(answer.to_dict(), ensure_ascii=False, indent=2, default=str)
+    return re.sub(
+        r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]", lambda m: f"\\u{ord(m.group()):04x}", text
+    )
 
 
 class TerminalChat:
@@ -52,7 +80,7 @@ class TerminalChat:
             -20:
         ]
         if self.as_json:
-            print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2, default=str))
+            print(as_json(answer))
         else:
             print_answer(answer, self.show_trace)
         if answer.pending_action is not None and not self.as_json:
@@ -64,7 +92,7 @@ class TerminalChat:
         if action is None:
             return
         if answer.status == "unknown":
-            console.print(f"[dim]I can open a ticket: “{action.title}”.[/dim]")
+            console.print(plain(f"I can open a ticket: “{action.title}”.", "dim"))
         if self.auto_yes:
             yes = True
         elif sys.stdin.isatty():
@@ -73,7 +101,7 @@ class TerminalChat:
             console.print("[dim](run with --yes to file it)[/dim]")
             return
         done = await self.assistant.confirm(action.action_id, self.person.user_id, approve=yes)
-        console.print(done.text + (f"  {done.ticket['link']}" if done.ticket else ""))
+        console.print(plain(done.text + (f"  {done.ticket['link']}" if done.ticket else "")))
 
 
 def print_answer(answer: Answer, show_trace: bool = False) -> None:
@@ -83,31 +111,37 @@ def print_answer(answer: Answer, show_trace: bool = False) -> None:
         "unknown": "red",
         "needs_confirmation": "cyan",
     }.get(answer.status, "white")
-    console.print(answer.text, highlight=False)
-    if answer.note:
-        console.print(f"[dim]{answer.note}[/dim]")
+    console.print(plain(answer.text), highlight=False)
+    for note in (answer.note, answer.private_note):
+        if note:
+            console.print(plain(note, "dim"), highlight=False)
     if answer.citations:
-        console.print("[bold]Sources[/bold]")
+        console.print(Text("Sources", style="bold"))
         for c in answer.citations:
             where = f" · p. {c.page}" if c.page else ""
-            console.print(
-                f"  [{c.n}] [link={c.link}]{c.breadcrumbs or c.title}[/link]{where} · updated {c.updated}",
-                highlight=False,
-            )
-            console.print(f"      [dim]{c.link}[/dim]", highlight=False)
-    console.print(f"[{colour}]{answer.status}[/{colour}] · [dim]{answer.trace_summary()}[/dim]")
+            line = Text(f"  [{c.n}] ")
+            line.append(safe(c.breadcrumbs or c.title), style=Style(link=safe(c.link)))
+            line.append(safe(f"{where} · updated {c.updated}"))
+            console.print(line, highlight=False)
+            console.print(plain(f"      {c.link}", "dim"), highlight=False)
+    status = Text(answer.status, style=colour)
+    status.append(" · ")
+    status.append(safe(answer.trace_summary()), style="dim")
+    console.print(status)
     if show_trace:
-        console.print("[bold]Trace[/bold]")
+        console.print(Text("Trace", style="bold"))
         for s in answer.trace:
-            console.print(
-                f"  r{s.round} [bold]{s.step:<8}[/bold] {s.decision} [dim]{s.ms:.0f} ms[/dim]"
-                + (f"  hits {s.hits}" if s.hits else "")
-                + (f"  kept {len(s.kept)} dropped {len(s.dropped)}" if s.kept or s.dropped else ""),
-                highlight=False,
-            )
+            line = Text(f"  r{s.round} ")
+            line.append(f"{s.step:<8}", style="bold")
+            line.append(safe(f" {s.decision} "))
+            line.append(f"{s.ms:.0f} ms", style="dim")
+            line.append(f"  hits {s.hits}" if s.hits else "")
+            if s.kept or s.dropped:
+                line.append(f"  kept {len(s.kept)} dropped {len(s.dropped)}")
+            console.print(line, highlight=False)
             for q in s.queries:
-                console.print(f"       query: {q}", style="dim", highlight=False)
+                console.print(plain(f"       query: {q}", "dim"), highlight=False)
             if s.reason:
-                console.print(f"       why: {s.reason}", style="dim", highlight=False)
+                console.print(plain(f"       why: {s.reason}", "dim"), highlight=False)
             for d in s.dropped[:5]:
-                console.print(f"       dropped {d}", style="dim", highlight=False)
+                console.print(plain(f"       dropped {d}", "dim"), highlight=False)

@@ -84,6 +84,28 @@ class LLMSettings(BaseModel):
     timeout_s: float = 60.0
 
 
+class CRMSettings(BaseModel):
+    """Who may read customer records through ``query_crm``, and which fields are contact data."""
+
+    reader_groups: list[str] = ["sales", "support", "managers"]
+    # Shown only when the question asks for them ("what's their email?").
+    contact_fields: list[str] = ["contact", "email", "phone"]
+
+
+class LimitsSettings(BaseModel):
+    """Bounds on one turn, whatever a user sends."""
+
+    max_question_chars: int = Field(4000, ge=1)
+
+
+class ChannelSettings(BaseModel):
+    """Answers in channels. A member the directory does not know (a guest, a Slack Connect user of
+    another organisation) reads only public documents, so the channel's answers shrink to those;
+    ``unknown_members="refuse"`` answers nothing at all in such a channel."""
+
+    unknown_members: Literal["public", "refuse"] = "public"
+
+
 class RedisSettings(BaseModel):
     url: str = "redis://127.0.0.1:6379/0"
     key_prefix: str = (
@@ -92,7 +114,8 @@ class RedisSettings(BaseModel):
     history_turns: int = 10
     history_ttl_s: int = 7 * 24 * 3600
     pending_ttl_s: int = 15 * 60
-    rate_per_minute: int = 20
+    rate_per_minute: int = 20  # questions per user in any rolling 60 s (0: no limit)
+    pool_size: int = Field(32, ge=1)  # connections per client; a burst waits for one
 
 
 class SlackSettings(BaseModel):
@@ -154,6 +177,9 @@ class Settings(BaseSettings):
     redis: RedisSettings = RedisSettings()
     server: ServerSettings = ServerSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
+    crm: CRMSettings = CRMSettings()
+    limits: LimitsSettings = LimitsSettings()
+    channels: ChannelSettings = ChannelSettings()
     cohere: CohereSettings | None = None
     fallback: FallbackSettings | None = None
     llm: LLMSettings | None = None

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import re
 
 from agent.turns import Answer, Citation, PendingAction
 from bot import render
+from tests.e2e.loopback import blocks_text
 
 
 def cite(n: int, link: str = "", **kw) -> Citation:
@@ -36,15 +36,12 @@ def links(c: Citation) -> str:
 
 
 def all_text(blocks: list[dict]) -> str:
-    out = []
-    for b in blocks:
-        if isinstance(b.get("text"), dict):
-            out.append(b["text"]["text"])
-        out += [
-            e["text"]["text"] if isinstance(e.get("text"), dict) else e.get("text", "")
-            for e in b.get("elements", [])
-        ]
-    return "\n".join(out)
+    return blocks_text(blocks)
+
+
+def rich_elements(block: dict) -> list[dict]:
+    assert block["type"] == "rich_text", block
+    return [e for section in block["elements"] for e in section["elements"]]
 
 
 def test_markers_become_links_and_sources_show_title_breadcrumbs_and_date():
@@ -54,17 +51,24 @@ def test_markers_become_links_and_sources_show_title_breadcrumbs_and_date():
         [cite(1), cite(2, link="https://wiki.example/leave", page=4)],
     )
     blocks = render.slack_blocks(answer, links=links, turn_id="t1")
-    assert blocks[0]["text"]["text"] == (
-        "You may carry over 10 days <https://bot.example/docs/handbook/hr/doc-1.md?sig=x#section-1|[1]>. "
-        "Older rule: 5 <https://wiki.example/leave|[2]>."
-    )
+    assert rich_elements(blocks[0]) == [
+        {"type": "text", "text": "You may carry over 10 days "},
+        {
+            "type": "link",
+            "url": "https://bot.example/docs/handbook/hr/doc-1.md?sig=x#section-1",
+            "text": "[1]",
+        },
+        {"type": "text", "text": ". Older rule: 5 "},
+        {"type": "link", "url": "https://wiki.example/leave", "text": "[2]"},
+        {"type": "text", "text": "."},
+    ]
     text = all_text(blocks)
     assert (
-        "<https://bot.example/docs/handbook/hr/doc-1.md?sig=x#section-1|[1] Doc 1 — Doc 1 &gt; Section 1> · updated 2026-01-15"
+        "<https://bot.example/docs/handbook/hr/doc-1.md?sig=x#section-1|[1] Doc 1 — Doc 1 > Section 1> · updated 2026-01-15"
         in text
     )
     assert (
-        "<https://wiki.example/leave|[2] Doc 2 — Doc 2 &gt; Section 2, p. 4> · updated 2026-01-15"
+        "<https://wiki.example/leave|[2] Doc 2 — Doc 2 > Section 2, p. 4> · updated 2026-01-15"
         in text
     )
     actions = [e["action_id"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
@@ -76,14 +80,20 @@ def test_default_links_only_use_web_urls():
         "See [1] and [2].", "answered", [cite(1), cite(2, link="https://wiki.example/x")]
     )
     blocks = render.slack_blocks(answer)
-    assert blocks[0]["text"]["text"] == "See [1] and <https://wiki.example/x|[2]>."
+    assert all_text(blocks[:1]) == "See [1] and <https://wiki.example/x|[2]>."
 
 
-def test_user_text_is_escaped_for_mrkdwn():
-    answer = Answer("Use <script> & **bold** things [1]", "answered", [cite(1, title="A|B <c>")])
+def test_text_is_literal_in_blocks_and_inert_in_the_notification_text():
+    answer = Answer(
+        "Use <script> & **bold** <!channel> things [1]", "answered", [cite(1, title="A|B <c>")]
+    )
     blocks = render.slack_blocks(answer, links=links)
-    assert blocks[0]["text"]["text"].startswith("Use &lt;script&gt; &amp; *bold* things <https://")
-    assert "|[1] A¦B &lt;c&gt; —" in all_text(blocks)
+    first = rich_elements(blocks[0])
+    assert first[0] == {"type": "text", "text": "Use <script> & **bold** <!channel> things "}
+    assert "[1] A|B <c> —" in all_text(blocks)
+    fallback = render.slack_text(answer)
+    assert "<" not in fallback and ">" not in fallback and "*" not in fallback
+    assert "&lt;!channel&gt;" in fallback and "∗∗bold∗∗" in fallback
 
 
 def test_long_answers_and_many_sources_fit_block_kit_limits():
@@ -99,9 +109,9 @@ def test_long_answers_and_many_sources_fit_block_kit_limits():
     for b in blocks:
         if b["type"] == "section":
             assert len(b["text"]["text"]) <= render.MAX_SECTION_TEXT
-            assert b["text"]["text"].count("<") == b["text"]["text"].count(
-                ">"
-            )  # no link cut in half
+        if b["type"] == "rich_text":
+            assert sum(len(e["text"]) for e in rich_elements(b)) <= render.MAX_SECTION_TEXT
+            assert all(e["text"] for e in rich_elements(b))  # Slack rejects empty elements
         if b["type"] == "context":
             assert len(b["elements"][0]["text"]) <= 3000
     assert {render.CONFIRM, render.CANCEL, render.FEEDBACK_UP} <= {
@@ -152,7 +162,7 @@ def test_i_dont_know_shows_the_searches_and_the_prefilled_ticket():
     blocks = render.slack_blocks(answer, question="How do I bake a cake?", turn_id="t")
     text = all_text(blocks)
     assert "I searched for “How do I bake a cake?”, “bake cake recipe”" in text
-    assert "*Open a ticket?* How do I bake a cake?" in text
+    assert "Open a ticket? How do I bake a cake?" in text
     # when the answer already lists the searches, they are not repeated
     answer.text = "I don't know: I searched for “How do I bake a cake?”, “bake cake recipe” and found nothing."
     assert all_text(render.slack_blocks(answer)).count("bake cake recipe") == 1
@@ -182,12 +192,24 @@ def test_note_notice_and_filed_ticket_are_shown():
     text = all_text(render.slack_blocks(answer, notice="I can't remember"))
     assert "ask me in a DM" in text and "⚠️ I can't remember" in text
     assert "🎫 Ticket <https://desk.example/tickets/HELP-1001|HELP-1001> filed." in text
+    # the note for the asker alone is never part of the message
+    answer.private_note = "only for you"
+    assert "only for you" not in json.dumps(render.slack_blocks(answer), ensure_ascii=False)
+    assert "only for you" not in json.dumps(render.teams_card(answer), ensure_ascii=False)
 
 
 def test_smalltalk_and_errors_get_no_feedback_buttons():
-    for status in ("smalltalk", "error"):
+    for status in ("smalltalk", "error", "rejected"):
         blocks = render.slack_blocks(Answer("Hi!", status), turn_id="t")
         assert not [b for b in blocks if b["type"] == "actions"]
+
+
+def card_runs(card: dict) -> list[dict]:
+    return [r for b in card["body"] if b["type"] == "RichTextBlock" for r in b["inlines"]]
+
+
+def card_text(card: dict) -> str:
+    return "\n".join("".join(r["text"] for r in b["inlines"]) for b in card["body"])
 
 
 def test_teams_card_has_answer_sources_and_submit_actions():
@@ -201,13 +223,26 @@ def test_teams_card_has_answer_sources_and_submit_actions():
     )
     card = render.teams_card(answer, links=links, turn_id="t9", asker="alice")
     assert card["type"] == "AdaptiveCard" and card["version"] == "1.4"
-    assert card["body"][0] == {"type": "TextBlock", "text": "Ten days [1].", "wrap": True}
-    texts = [b["text"] for b in card["body"]]
-    assert (
-        "[1] [Doc 1 — Doc 1 > Section 1, p. 3](https://bot.example/docs/handbook/hr/doc-1.md?sig=x#section-1) · updated 2026-01-15"
-        in texts
-    )
-    assert any("ask me in a DM" in t for t in texts)
+    assert card["body"][0] == {
+        "type": "RichTextBlock",
+        "inlines": [
+            {"type": "TextRun", "text": "Ten days "},
+            {
+                "type": "TextRun",
+                "text": "[1]",
+                "selectAction": {
+                    "type": "Action.OpenUrl",
+                    "url": "https://bot.example/docs/handbook/hr/doc-1.md?sig=x#section-1",
+                },
+            },
+            {"type": "TextRun", "text": "."},
+        ],
+    }
+    source = next(r for r in card_runs(card) if r["text"].startswith("[1] Doc 1"))
+    assert source["text"] == "[1] Doc 1 — Doc 1 > Section 1, p. 3"
+    assert source["selectAction"]["url"].startswith("https://bot.example/docs/")
+    assert "· updated 2026-01-15" in card_text(card)
+    assert "ask me in a DM" in card_text(card)
     data = [a["data"] for a in card["actions"]]
     assert {"action": "confirm", "action_id": "a-7", "asker": "alice"} in data
     assert {"action": "cancel", "action_id": "a-7", "asker": "alice"} in data
@@ -216,13 +251,20 @@ def test_teams_card_has_answer_sources_and_submit_actions():
     assert json.dumps(card)  # serialisable as is
 
 
-def test_teams_card_link_labels_cannot_break_markdown():
+def test_teams_card_never_reads_document_text_as_markdown():
     card = render.teams_card(
-        Answer("x [1]", "answered", [cite(1, title="Rules [draft]")]),
+        Answer(
+            "**Urgent** [Verify now](https://evil.example) {{DATE(2026-01-01T00:00:00Z)}} x [1]",
+            "answered",
+            [cite(1, title="Rules [draft](https://evil.example)")],
+        ),
         links=lambda c: "https://x.example/a b(c)",
     )
-    line = card["body"][-1]["text"]
-    assert re.fullmatch(
-        r"\[1\] \[Rules \(draft\) — Doc 1 > Section 1\]\(https://x\.example/a%20b%28c%29\) · updated 2026-01-15",
-        line,
-    )
+    assert not [b for b in card["body"] if b["type"] == "TextBlock"]  # TextBlocks read Markdown
+    links_to = [r["selectAction"]["url"] for r in card_runs(card) if "selectAction" in r]
+    assert links_to and all(u == "https://x.example/a%20b(c)" for u in links_to)
+    # a URL in document text is a monospace run that links nowhere; the source line's label is
+    # only the label of our own link
+    urls = [r for r in card_runs(card) if r["text"] == "https://evil.example"]
+    assert urls and all("selectAction" not in r and r["fontType"] == "Monospace" for r in urls)
+    assert "{{" not in json.dumps(card)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
 import aiohttp
@@ -18,7 +20,14 @@ from agent.actions import RedisPendingActions
 from agent.assistant import build_assistant
 from bot.server import AgentThread, build_app
 from bot.state import ConversationState
-from ingest.settings import RedisSettings, ServerSettings, Settings, SlackSettings, TeamsSettings
+from ingest.settings import (
+    ChannelSettings,
+    RedisSettings,
+    ServerSettings,
+    Settings,
+    SlackSettings,
+    TeamsSettings,
+)
 from tests.e2e.loopback import BOT_USER_ID, FakeConnector, FakeSlackAPI, SlackSender, start_app
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -71,6 +80,52 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextlib.contextmanager
+def redis_server(*options: str) -> Iterator[tuple[subprocess.Popen, str]]:
+    """A redis-server of our own on a free port (the machine's Redis is left alone): the process
+    and its URL. Extra ``options`` go on its command line (e.g. ``--maxclients 8``)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            *options,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis(port=port)
+    deadline = time.monotonic() + 10
+    try:
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        client.close()
+        yield proc, f"redis://127.0.0.1:{port}/0"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(5)
+
+
+@pytest.fixture
+def own_redis():
+    with redis_server() as server:
+        yield server
+
+
 @dataclass
 class Harness:
     url: str  # the bot's base URL
@@ -93,7 +148,13 @@ class Harness:
 
 @contextlib.asynccontextmanager
 async def running_bot(
-    handbook, assistant, prefix: str, *, redis_url: str = REDIS_URL, rate_per_minute: int = 1000
+    handbook,
+    assistant,
+    prefix: str,
+    *,
+    redis_url: str = REDIS_URL,
+    rate_per_minute: int = 1000,
+    unknown_members: str = "public",
 ) -> AsyncIterator[Harness]:
     slack = await FakeSlackAPI(SLACK_USERS, SLACK_CHANNELS).start()
     connector = await FakeConnector().start()
@@ -104,6 +165,7 @@ async def running_bot(
             bot_token="xoxb-test-token", signing_secret=SIGNING_SECRET, api_url=slack.api_url
         ),
         teams=TeamsSettings(),
+        channels=ChannelSettings(unknown_members=unknown_members),
         redis=RedisSettings(url=redis_url, rate_per_minute=rate_per_minute, history_turns=3),
         server=ServerSettings(
             host="127.0.0.1",

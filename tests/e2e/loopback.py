@@ -236,18 +236,33 @@ class FakeSlackAPI(_Recorder):
         )
 
 
+def flat(node) -> str:
+    """One Block Kit element as text: rich_text links as ``<url|text>`` (what mrkdwn would have
+    said), code-styled text in backticks, text objects as their text, buttons as their label."""
+    if isinstance(node, list):
+        return "".join(flat(n) for n in node)
+    if not isinstance(node, dict):
+        return ""
+    kind = node.get("type")
+    if kind == "link":
+        return f"<{node['url']}|{node.get('text') or node['url']}>"
+    if kind == "text":  # a rich_text element
+        text = node.get("text", "")
+        return f"`{text}`" if (node.get("style") or {}).get("code") else text
+    if kind in ("mrkdwn", "plain_text"):
+        return node.get("text", "")
+    if kind == "section":
+        return flat(node.get("text")) + "".join("\n" + flat(f) for f in node.get("fields") or [])
+    if kind in ("context", "actions"):
+        return " ".join(flat(e) for e in node.get("elements") or [])
+    if kind == "button":
+        return flat(node.get("text"))
+    return flat(node.get("elements") or [])
+
+
 def blocks_text(blocks: list[dict]) -> str:
-    """Every text in a Block Kit message, joined (for assertions)."""
-    out = []
-    for b in blocks or []:
-        if "text" in b and isinstance(b["text"], dict):
-            out.append(b["text"]["text"])
-        for e in b.get("elements", []) or []:
-            if isinstance(e.get("text"), dict):
-                out.append(e["text"]["text"])
-            elif isinstance(e.get("text"), str):
-                out.append(e["text"])
-    return "\n".join(out)
+    """Every text in a Block Kit message, one line per block (for assertions)."""
+    return "\n".join(flat(b) for b in blocks or [])
 
 
 def buttons(blocks: list[dict]) -> dict[str, dict]:
@@ -410,6 +425,7 @@ class FakeConnector(_Recorder):
 
     async def start(self) -> FakeConnector:
         app = web.Application()
+        app.router.add_post("/v3/conversations", self._create_conversation)
         app.router.add_post("/v3/conversations/{cid}/activities", self._activity)
         app.router.add_post("/v3/conversations/{cid}/activities/{aid}", self._activity)
         app.router.add_put("/v3/conversations/{cid}/activities/{aid}", self._activity)
@@ -427,6 +443,24 @@ class FakeConnector(_Recorder):
             )
         )
         return web.json_response({"id": f"reply-{next(self._ids)}"})
+
+    async def _create_conversation(self, request: web.Request) -> web.Response:
+        """``POST /v3/conversations``: a new (1:1) conversation; its id is returned."""
+        body = await request.json()
+        members = [m.get("id") for m in body.get("members") or []]
+        cid = f"a:1to1-{'-'.join(members)}-{next(self._ids)}"
+        await self._record(Call("create_conversation", {"conversation": cid, "params": body}))
+        return web.json_response({"id": cid, "activityId": None, "serviceUrl": None})
+
+    def private_messages(self, user: str) -> list[dict]:
+        """Messages sent into 1:1 conversations the bot opened with ``user``."""
+        opened = {
+            c.args["conversation"]
+            for c in self.calls
+            if c.method == "create_conversation"
+            and user in [m.get("id") for m in c.args["params"].get("members") or []]
+        }
+        return [a for cid in opened for a in self.messages(cid)]
 
     async def _paged_members(self, request: web.Request) -> web.Response:
         members = self.members.get(request.match_info["cid"])
@@ -446,6 +480,25 @@ class FakeConnector(_Recorder):
             and c.args["activity"].get("type") == "message"
             and (conversation is None or c.args["conversation"] == conversation)
         ]
+
+    @staticmethod
+    def card_text(card: dict) -> str:
+        """A card's text, one line per block; a run that opens a URL as ``[text](url)``."""
+        lines = []
+        for block in card.get("body") or []:
+            if block.get("type") == "RichTextBlock":
+                runs = block.get("inlines") or []
+                lines.append(
+                    "".join(
+                        f"[{r['text']}]({r['selectAction']['url']})"
+                        if (r.get("selectAction") or {}).get("url")
+                        else r.get("text", "")
+                        for r in runs
+                    )
+                )
+            else:
+                lines.append(block.get("text", ""))
+        return "\n".join(lines)
 
     @staticmethod
     def card(activity: dict) -> dict | None:

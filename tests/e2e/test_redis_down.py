@@ -5,57 +5,16 @@ and still answers a retried event only once (in-process de-dupe). The Redis here
 from __future__ import annotations
 
 import shutil
-import subprocess
-import time
 
 import pytest
-import redis
 
 from bot.state import FORGETFUL_NOTICE
-from tests.e2e.conftest import free_port, running_bot
+from tests.e2e.conftest import running_bot
 from tests.e2e.loopback import blocks_text, dm_event
 
 pytestmark = pytest.mark.skipif(
     shutil.which("redis-server") is None, reason="needs redis-server on PATH"
 )
-
-
-@pytest.fixture
-def own_redis():
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--daemonize",
-            "no",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    client = redis.Redis(port=port)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise
-            time.sleep(0.05)
-    client.close()
-    yield proc, f"redis://127.0.0.1:{port}/0"
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait(5)
 
 
 async def test_bot_answers_without_redis_and_says_once_it_lost_the_conversation(

@@ -44,7 +44,7 @@ def channel_activity(
 
 
 def card_text(card: dict) -> str:
-    return "\n".join(b.get("text", "") for b in card["body"])
+    return FakeConnector.card_text(card)
 
 
 async def test_personal_chat_replies_with_an_adaptive_card(bot):
@@ -55,11 +55,11 @@ async def test_personal_chat_replies_with_an_adaptive_card(bot):
     (reply,) = bot.connector.messages("a:personal-29:alice")
     card = FakeConnector.card(reply)
     assert card["type"] == "AdaptiveCard" and card["version"] == "1.4"
-    assert card["body"][0]["type"] == "TextBlock" and "[1]" in card["body"][0]["text"]
+    assert card["body"][0]["type"] == "RichTextBlock" and "[1]" in card_text(card).splitlines()[0]
     text = card_text(card)
     assert "Sources" in text
     assert re.search(
-        r"\[1\] \[Leave Policy[^\]]*\]\(http://127\.0\.0\.1:\d+/docs/handbook/hr/leave-policy-2026\.md\?u=alice&[^)]+\) · updated 2026-01-15",
+        r"\[\[1\] Leave Policy[^\]]*\]\(http://127\.0\.0\.1:\d+/docs/handbook/hr/leave-policy-2026\.md\?u=alice&[^)]+\) · updated 2026-01-15",
         text,
     )
     votes = [a["data"] for a in card["actions"] if a["data"]["action"] == "feedback"]
@@ -75,10 +75,13 @@ async def test_channel_mention_is_answered_without_the_mention_text(bot):
     ]
     status, _ = await bot.teams(channel_activity(bot, "What are the salary bands for engineers?"))
     assert status in (200, 201)
-    (reply,) = bot.connector.messages()
+    (reply,) = bot.connector.messages(f"{CHANNEL};messageid=1700000000001")
     text = card_text(FakeConnector.card(reply))
     assert "salary-bands" not in text  # bob may not read the HR-only salary document
-    assert "DM" in text  # a fuller answer may exist in private
+    # the hint that alice alone could read more goes to her in a 1:1 chat, not into the channel
+    assert "direct message" not in text
+    (hint,) = bot.connector.private_messages("29:alice")
+    assert "direct message" in hint["text"] and hint["textFormat"] == "plain"
     assert [c for c in bot.connector.calls if c.method == "pagedmembers"]
     history = await bot.state.history(f"teams:{CHANNEL};messageid=1700000000001")
     assert history.messages[0].text == "What are the salary bands for engineers?"

@@ -68,7 +68,9 @@ async def run(
         data_dir=data_dir,
         slack=SlackSettings(bot_token="xoxb-bench", signing_secret=SECRET, api_url=slack.api_url),
         redis=RedisSettings(url=redis_url, rate_per_minute=0),
-        server=ServerSettings(public_url="http://127.0.0.1:3000", link_secret="bench"),
+        server=ServerSettings(
+            public_url="http://127.0.0.1:3000", link_secret="bench-link-secret-0123456789abcdefghij"
+        ),
     )
     deps = build_deps(settings)
     if not deps.index.documents():

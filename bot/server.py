@@ -1,7 +1,8 @@
 """The bot's web server: one aiohttp application, each adapter mounted only when configured.
 
 Routes: ``POST /slack/events`` (Slack, signature-checked by Bolt), ``POST /api/messages``
-(Teams / Bot Framework), ``GET /docs/{doc_id}`` (signed citation links), ``GET /healthz``.
+(Teams / Bot Framework), ``GET /docs/{doc_id}`` (signed citation links), ``GET /auth/callback``
+(sign-in for those links, when OpenID Connect is configured), ``GET /healthz``.
 ``serve(settings, socket_mode)`` builds everything from settings and runs until cancelled;
 ``run(settings, socket_mode)`` is the blocking form ``footnote serve`` calls.
 """
@@ -17,7 +18,8 @@ import threading
 from aiohttp import web
 from redis.exceptions import RedisError
 
-from bot.links import LinkSigner, docs_route
+from bot.links import LinkSigner, docs_route, link_secret, links_posture
+from bot.signin import CALLBACK_PATH, SignIn
 from bot.state import ConversationState, redis_pool_kwargs
 from ingest.errors import ConfigError
 from ingest.settings import Settings
@@ -70,7 +72,10 @@ class AgentThread:
 
 def build_app(settings: Settings, deps, assistant, state: ConversationState) -> web.Application:
     """The aiohttp application. ``deps`` gives the directory; ``assistant`` answers; ``state`` remembers."""
-    links = LinkSigner.from_settings(settings.server)
+    # serve() has already refused a missing or weak secret; tests and local runs get a generated one
+    links = LinkSigner.from_settings(settings, generate=True)
+    log.info(links_posture(settings))
+    signin: SignIn | None = None
     app = web.Application(client_max_size=1024 * 1024)
     app[STATE_KEY] = state
     app[SLACK_KEY] = None
@@ -101,7 +106,16 @@ def build_app(settings: Settings, deps, assistant, state: ConversationState) -> 
         )
         app[TEAMS_KEY] = teams
         app.router.add_post("/api/messages", teams.handle)
-    app.router.add_get("/docs/{doc_id:.+}", docs_route(links, deps.directory, assistant))
+    if settings.server.oidc is not None:
+        oidc = SignIn(settings.server.oidc, settings.server.public_url, links.derive("cookies"))
+        app.router.add_get(CALLBACK_PATH, oidc.callback)
+
+        async def close_signin(_: web.Application) -> None:
+            await oidc.close()
+
+        app.on_cleanup.append(close_signin)
+        signin = oidc
+    app.router.add_get("/docs/{doc_id:.+}", docs_route(links, deps.directory, assistant, signin))
 
     async def healthz(request: web.Request) -> web.Response:
         try:
@@ -137,6 +151,7 @@ async def serve(
         raise ConfigError(
             "Socket Mode needs a Slack app-level token: set FOOTNOTE_SLACK__APP_TOKEN (xapp-…)"
         )
+    link_secret(settings, generate=False)  # refuse a missing, short or placeholder secret
     if settings.slack is None and settings.teams is None:
         log.warning(
             "neither Slack nor Teams is configured (FOOTNOTE_SLACK__* / FOOTNOTE_TEAMS__*); serving /docs and /healthz only"

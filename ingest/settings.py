@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 HANDBOOK_DIRECTORY = Path(__file__).resolve().parent.parent / "examples" / "directory.yaml"
@@ -131,12 +132,42 @@ class TeamsSettings(BaseModel):
     tenant_id: str | None = None
 
 
+class OIDCSettings(BaseModel):
+    """Sign-in for ``/docs`` links with the company's OpenID Connect provider (Sign in with Slack,
+    Microsoft Entra ID, ...). When set, a link opens only for the person who signs in, and only
+    if THEY may read the document: a forwarded link shows nothing to the wrong reader."""
+
+    issuer: str  # e.g. https://slack.com or https://login.microsoftonline.com/<tenant-id>/v2.0
+    client_id: str
+    client_secret: SecretStr
+    scopes: list[str] = ["openid", "email", "profile"]
+    # The ID-token claim that holds the e-mail the directory knows (Entra: often preferred_username).
+    email_claim: str = "email"
+    session_ttl_s: int = Field(default=3600, gt=0)  # how long one sign-in lasts in the browser
+
+    @field_validator("issuer")
+    @classmethod
+    def _https_issuer(cls, value: str) -> str:
+        url = urlsplit(value)
+        loopback = url.hostname in ("localhost", "127.0.0.1", "::1")
+        if url.scheme != "https" and not (url.scheme == "http" and loopback):
+            raise ValueError(
+                "FOOTNOTE_SERVER__OIDC__ISSUER must be an https:// URL (plain http only on loopback)"
+            )
+        return value.rstrip("/")
+
+
 class ServerSettings(BaseModel):
-    host: str = "0.0.0.0"
+    # Loopback unless told otherwise: the container image, compose file and Helm chart set
+    # FOOTNOTE_SERVER__HOST=0.0.0.0 themselves.
+    host: str = "127.0.0.1"
     port: int = 3000
     public_url: str = "http://localhost:3000"
-    link_secret: SecretStr = SecretStr("change-me")
-    link_ttl_s: int = 3600
+    # No default: `footnote serve` refuses to start without a strong one (bot/links.py:link_secret);
+    # local runs generate one in data_dir.
+    link_secret: SecretStr | None = None
+    link_ttl_s: int = Field(default=900, gt=0)
+    oidc: OIDCSettings | None = None
 
 
 class FallbackSettings(BaseModel):

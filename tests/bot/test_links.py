@@ -8,6 +8,10 @@ import pytest
 
 from agent.turns import Citation
 from bot.links import LinkSigner, render_document
+from ingest.errors import ConfigError
+
+SECRET = "unit-test-link-secret-0123456789abcdef"
+OTHER = "another-link-secret-0123456789abcdefgh"
 
 
 def citation(**kw) -> Citation:
@@ -35,7 +39,7 @@ def parts(url: str):
 
 def test_sign_and_verify_round_trip():
     now = [1_000_000.0]
-    signer = LinkSigner("https://bot.example/", "s3cret", 600, clock=lambda: now[0])
+    signer = LinkSigner("https://bot.example/", SECRET, 600, clock=lambda: now[0])
     url = signer.sign("handbook/hr/leave policy.md", "alice", "carry-over")
     path, q, fragment = parts(url)
     assert url.startswith("https://bot.example/docs/handbook/hr/leave%20policy.md?")
@@ -47,9 +51,9 @@ def test_sign_and_verify_round_trip():
         signer.verify("handbook/hr/leave policy.md", "alice", str(int(q["exp"]) + 1), q["sig"])
         == "forged"
     )
-    assert signer.verify("handbook/hr/leave policy.md", "alice", "soon", q["sig"]) == "forged"
+    assert signer.verify("handbook/hr/leave policy.md", "alice", "soon", q["sig"]) == "malformed"
     assert (
-        LinkSigner("https://bot.example", "other", 600, clock=lambda: now[0]).verify(
+        LinkSigner("https://bot.example", OTHER, 600, clock=lambda: now[0]).verify(
             "handbook/hr/leave policy.md", "alice", q["exp"], q["sig"]
         )
         == "forged"
@@ -59,7 +63,7 @@ def test_sign_and_verify_round_trip():
 
 
 def test_web_sources_keep_their_url_and_pdfs_link_to_the_page():
-    signer = LinkSigner("https://bot.example", "s", 60)
+    signer = LinkSigner("https://bot.example", SECRET, 60)
     assert (
         signer.link(citation(link="https://wiki.example/leave#x"), "alice")
         == "https://wiki.example/leave#x"
@@ -72,7 +76,7 @@ def test_web_sources_keep_their_url_and_pdfs_link_to_the_page():
 
 
 def test_an_empty_secret_is_a_config_error():
-    with pytest.raises(ValueError, match="FOOTNOTE_SERVER__LINK_SECRET"):
+    with pytest.raises(ConfigError, match="FOOTNOTE_SERVER__LINK_SECRET"):
         LinkSigner("https://bot.example", "", 60)
 
 

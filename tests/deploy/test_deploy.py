@@ -16,7 +16,9 @@ import pytest
 import yaml
 from pydantic import BaseModel, TypeAdapter
 
+from bot.links import link_secret
 from bot.ops import OPS_ROUTES
+from ingest.errors import ConfigError
 from ingest.settings import ServerSettings, Settings
 from tests.conftest import ROOT
 from tests.deploy.gotemplate import render, render_chart
@@ -32,9 +34,11 @@ ALL_ON = {  # every optional branch of the chart taken
     "directory": "users:\n  ann: {name: Ann, email: ann@example.com, groups: [hr]}\n",
     "extraEnv": {"FOOTNOTE_LLM__PROVIDER": "openai", "FOOTNOTE_LLM__MODEL": "gpt-4o"},
     "telemetry": {"otlpEndpoint": "http://otel:4318", "pushgatewayUrl": "http://pushgateway:9091"},
+    "server": {"oidc": {"issuer": "https://slack.com", "clientId": "123.456"}},
     "secrets": {
         "values": {
-            "FOOTNOTE_SERVER__LINK_SECRET": "s3cret",
+            "FOOTNOTE_SERVER__LINK_SECRET": "9c4e1b7d2a6f8e30" * 4,
+            "FOOTNOTE_SERVER__OIDC__CLIENT_SECRET": "oidc-client-secret",
             "FOOTNOTE_SLACK__BOT_TOKEN": "xoxb-1",
             "FOOTNOTE_SLACK__SIGNING_SECRET": "abc",
             "FOOTNOTE_LLM__API_KEY": "sk-1",
@@ -138,6 +142,8 @@ def test_dockerfile_runs_as_non_root_offline_and_serves_on_the_settings_port():
     assert words.index("USER") > last_run  # nothing runs as root after it
     env = " ".join(args for w, args in steps if w == "ENV")
     assert "HF_HUB_OFFLINE=1" in env
+    # the settings default is loopback; in a container the published port must reach the server
+    assert "FOOTNOTE_SERVER__HOST=0.0.0.0" in env.split() and ServerSettings().host == "127.0.0.1"
     assert [args for w, args in steps if w == "EXPOSE"] == [str(ServerSettings().port)]
     health = next(args for w, args in steps if w == "HEALTHCHECK")
     assert "/healthz" in health and "/healthz" in OPS_ROUTES
@@ -201,6 +207,7 @@ def test_compose_brings_up_qdrant_redis_an_ingest_job_and_the_bot(monkeypatch):
     )
     port = int(bot["environment"]["FOOTNOTE_SERVER__PORT"])
     assert f"{port}:{port}" in bot["ports"]
+    assert settings_from(bot["environment"], monkeypatch).server.host == "0.0.0.0"
 
 
 def env_example() -> list[tuple[str, str | None, bool]]:
@@ -284,10 +291,10 @@ def test_env_example_as_shipped_parses_and_leaves_optional_sections_off(monkeypa
         and settings.llm is None
         and settings.cohere is None
     )
-    assert (
-        settings.server.link_secret.get_secret_value()
-        != ServerSettings().link_secret.get_secret_value()
-    )
+    # the shipped value is a placeholder: `footnote serve` refuses it until it is replaced
+    assert settings.server.link_secret is not None
+    with pytest.raises(ConfigError, match="openssl rand -hex 32"):
+        link_secret(settings, generate=False)
 
 
 # ── Helm ─────────────────────────────────────────────────────────────────────────────────────
@@ -383,6 +390,11 @@ def test_every_env_var_the_chart_sets_is_a_setting_and_parses(rendered, monkeypa
         settings.qdrant.url == values["qdrant"]["url"]
         and settings.redis.url == values["redis"]["url"]
     )
+    assert settings.server.host == "0.0.0.0"  # the probes and the Service reach the pod's IP
+    if env.get("FOOTNOTE_SERVER__OIDC__ISSUER"):
+        assert settings.server.oidc is not None and settings.server.oidc.client_id == "123.456"
+    elif "FOOTNOTE_SERVER__OIDC__CLIENT_SECRET" not in env:
+        assert settings.server.oidc is None
 
 
 def test_secrets_hold_only_what_was_given(rendered):

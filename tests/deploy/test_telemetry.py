@@ -21,6 +21,7 @@ from agent.telemetry import build_telemetry
 from agent.turns import Turn
 from bot.app import build_deps
 from bot.directory import FileDirectory
+from bot.links import link_secret
 from ingest.settings import Settings, TelemetrySettings
 from tests.conftest import HANDBOOK, ROOT
 from tests.deploy.conftest import free_port, ops_server
@@ -118,7 +119,7 @@ def test_one_span_per_turn_with_a_child_per_loop_step(turns):
 
 def test_no_question_document_text_or_query_in_any_span_attribute(turns, handbook_deps):
     _, spans, answers = turns
-    secret = handbook_deps.settings.server.link_secret.get_secret_value()
+    secret = link_secret(handbook_deps.settings, generate=True).get_secret_value()
     forbidden = {text for _, text in QUESTIONS.values()} | {secret}
     for a in answers.values():
         forbidden |= (

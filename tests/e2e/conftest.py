@@ -32,7 +32,7 @@ from tests.e2e.loopback import BOT_USER_ID, FakeConnector, FakeSlackAPI, SlackSe
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
-LINK_SECRET = "link-secret-for-tests"
+LINK_SECRET = "e2e-link-secret-0123456789abcdefghijklmnop"  # >= 32 bytes
 
 # Slack users and channels the fake Web API knows (ids match examples/directory.yaml).
 SLACK_USERS = {

@@ -26,7 +26,10 @@ async def test_serve_builds_everything_from_settings_and_answers(tmp_path, redis
         teams=TeamsSettings(),
         redis=RedisSettings(url=REDIS_URL, key_prefix=redis_prefix + "serve:"),
         server=ServerSettings(
-            host="127.0.0.1", port=port, public_url=f"http://127.0.0.1:{port}", link_secret="s"
+            host="127.0.0.1",
+            port=port,
+            public_url=f"http://127.0.0.1:{port}",
+            link_secret="serve-test-link-secret-0123456789abcdef",
         ),
     )
     ready = asyncio.Event()

@@ -19,6 +19,7 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from bot.links import LinkSigner, docs_route, link_secret, links_posture
+from bot.logs import configure_logging, install_redaction, secret_values
 from bot.signin import CALLBACK_PATH, SignIn
 from bot.state import ConversationState, redis_pool_kwargs
 from ingest.errors import ConfigError
@@ -74,7 +75,6 @@ def build_app(settings: Settings, deps, assistant, state: ConversationState) -> 
     """The aiohttp application. ``deps`` gives the directory; ``assistant`` answers; ``state`` remembers."""
     # serve() has already refused a missing or weak secret; tests and local runs get a generated one
     links = LinkSigner.from_settings(settings, generate=True)
-    log.info(links_posture(settings))
     signin: SignIn | None = None
     app = web.Application(client_max_size=1024 * 1024)
     app[STATE_KEY] = state
@@ -151,7 +151,9 @@ async def serve(
         raise ConfigError(
             "Socket Mode needs a Slack app-level token: set FOOTNOTE_SLACK__APP_TOKEN (xapp-…)"
         )
+    install_redaction(secret_values(settings))  # before anything can log a secret
     link_secret(settings, generate=False)  # refuse a missing, short or placeholder secret
+    log.info(security_posture(settings))
     if settings.slack is None and settings.teams is None:
         log.warning(
             "neither Slack nor Teams is configured (FOOTNOTE_SLACK__* / FOOTNOTE_TEAMS__*); serving /docs and /healthz only"
@@ -204,11 +206,30 @@ async def serve(
         deps.close()
 
 
+def security_posture(settings: Settings) -> str:
+    """One line that says how this server is protected (logged at start, never a secret)."""
+    s = settings
+    parts = [
+        f"bind {s.server.host}:{s.server.port}",
+        "slack: signed requests only" if s.slack else "slack: off",
+        teams_posture(s.teams) if s.teams else "teams: off",
+        links_posture(s),
+        f"rate {s.redis.rate_per_minute}/min per person"
+        if s.redis.rate_per_minute
+        else "rate: UNLIMITED",
+        f"channels with strangers: {s.channels.unknown_members}",
+        f"crm readers: {','.join(s.crm.reader_groups) or 'nobody'}",
+    ]
+    return "security posture: " + " · ".join(parts)
+
+
+def teams_posture(teams) -> str:
+    return "teams: on"
+
+
 def run(settings: Settings, socket_mode: bool = False) -> int:
     """Blocking entry point for ``footnote serve [--socket-mode]``; returns an exit code on Ctrl-C / SIGTERM."""
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings)
 
     async def main() -> None:
         task = asyncio.ensure_future(serve(settings, socket_mode))

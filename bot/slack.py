@@ -25,6 +25,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import parse_qsl
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -84,6 +85,50 @@ def question_text(
     return re.sub(r"[ \t]+", " ", text).strip()
 
 
+# The parts of a body that Bolt and our listeners read, and the JSON type each must have.
+_SHAPES = {"event": dict, "event_id": str, "type": str, "team_id": str, "authorizations": list}
+_PAYLOAD_SHAPES = {
+    "type": str,
+    "user": dict,
+    "actions": list,
+    "channel": dict,
+    "container": dict,
+    "message": dict,
+    "team": dict,
+}
+# Of the events we answer (message, app_mention); other event types have other shapes.
+_EVENT_SHAPES = {"user": str, "channel": str, "text": str, "ts": str, "thread_ts": str}
+
+
+def _typed(obj: dict, shapes: dict[str, type]) -> bool:
+    return all(k not in obj or obj[k] is None or isinstance(obj[k], t) for k, t in shapes.items())
+
+
+def _slack_shaped(raw: bytes, content_type: str) -> bool:
+    """Is this body shaped like anything Slack sends: a JSON object (Events API), or a form with a
+    JSON-object ``payload`` (interactivity) or with ``command`` (slash commands), with the fields
+    Bolt and the listeners read of the JSON types Slack gives them?"""
+    try:
+        text = raw.decode("utf-8")
+        if content_type == "application/x-www-form-urlencoded":
+            form = dict(parse_qsl(text, keep_blank_values=True))
+            if "payload" not in form:
+                return "command" in form
+            payload = json.loads(form["payload"])
+            return (
+                isinstance(payload, dict)
+                and _typed(payload, _PAYLOAD_SHAPES)
+                and all(isinstance(a, dict) for a in payload.get("actions") or [])
+            )
+        body = json.loads(text)
+        if not isinstance(body, dict) or not _typed(body, _SHAPES):
+            return False
+        event = body.get("event") or {}
+        return event.get("type") not in ("message", "app_mention") or _typed(event, _EVENT_SHAPES)
+    except ValueError:  # not UTF-8, not JSON
+        return False
+
+
 class SlackAdapter:
     def __init__(
         self,
@@ -127,13 +172,20 @@ class SlackAdapter:
         app.error(self._on_error)
 
     async def handle(self, request: web.Request) -> web.Response:
-        """``POST /slack/events``: one dispatch through Bolt (signature checked there)."""
+        """``POST /slack/events``: one dispatch through Bolt (signature checked there). A body
+        that is not what Slack ever sends (a JSON object, or a form whose ``payload`` is one) is
+        refused first: Bolt would trip over it before it even checks the signature."""
+        raw = await request.read()
+        if not _slack_shaped(raw, request.content_type):
+            return web.Response(status=400, text="not a Slack request")
         try:
+            # Bolt reads ids out of the body before it checks the signature, and trips over odd
+            # types ("user": 5): such a body is junk, whoever sent it.
             bolt_request = await to_bolt_request(request)
-            bolt_response = await self.app.async_dispatch(bolt_request)
-        except ValueError as exc:  # a body Bolt cannot even parse
-            log.warning("unparseable Slack request: %s", exc)
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            log.info("a Slack request Bolt cannot read: %r", exc)
             return web.Response(status=400, text="bad request")
+        bolt_response = await self.app.async_dispatch(bolt_request)
         return await to_aiohttp_response(bolt_response)
 
     def socket_mode_handler(self, app_token: str):

@@ -106,10 +106,10 @@ def slugify(heading: str) -> str:
 
 
 def _row(header: list[str], cells: list[str]) -> str:
-    """A table row as "col: value; col: value", which reads well in a chunk and in a citation."""
-    pairs = [f"{h}: {v}" if h else v for h, v in zip(header, cells, strict=False) if v]
-    pairs += [v for v in cells[len(header) :] if v]
-    return "; ".join(pairs)
+    """A table row as "col: value · col: value", which reads well in a chunk and in a citation."""
+    from ingest.pdf import table_row
+
+    return table_row(header, cells)
 
 
 class _Outline:
@@ -382,71 +382,15 @@ def _parse_html(data: bytes, stem: str) -> Parsed:
     return Parsed(title=title, sections=sections, meta={})
 
 
-# --- PDF --------------------------------------------------------------------------------------
+# --- PDF ---------------------------------------------------------------------------------------
 
 
 def _parse_pdf(data: bytes, stem: str) -> Parsed:
-    """One section per page, so a citation can point at ``page=N``."""
-    from pypdf import PdfReader  # imported here: only PDFs pay for it
+    """Whole paragraphs and table rows, one section per heading and page (``ingest.pdf``)."""
+    from ingest.pdf import parse_pdf
 
-    if b"%PDF-" not in data[:1024]:
-        raise BadDocument("not a readable PDF: it does not start with a PDF header")
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):  # many PDFs use an empty user password
-            raise BadDocument("not a readable PDF: encrypted with a password")
-        pages = [page.extract_text() or "" for page in reader.pages]
-    except BadDocument:
-        raise
-    except Exception as exc:  # pypdf raises many types for damaged files
-        raise BadDocument(f"not a readable PDF: {exc}") from None
-    headings = _pdf_outline(reader)
-    sections = []
-    for number, raw in enumerate(pages, 1):
-        lines = [line.rstrip() for line in raw.splitlines()]
-        text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-        if text:
-            path = list(headings.get(number - 1, []))
-            sections.append(Section(path=path, text=text, page=number, anchor=f"page={number}"))
-    if not sections:
-        raise BadDocument("no extractable text (scanned PDF?)")
-    title = _pdf_title(reader) or sections[0].text.splitlines()[0].strip()[:200] or stem
+    title, sections = parse_pdf(data, stem)
     return Parsed(title=title, sections=sections, meta={})
-
-
-def _pdf_title(reader) -> str:
-    try:
-        title = (reader.metadata.title or "").strip() if reader.metadata else ""
-    except Exception:
-        return ""
-    return "" if title.lower() in ("untitled", "") else title  # reportlab's default is "untitled"
-
-
-def _pdf_outline(reader) -> dict[int, list[str]]:
-    """Page index → bookmark path in force on that page; {} when the PDF has no usable bookmarks."""
-    starts: list[tuple[int, list[str]]] = []
-
-    def visit(items, parents: list[str]) -> None:
-        path = parents
-        for item in items:
-            if isinstance(item, list):
-                visit(item, path)
-            else:
-                path = [*parents, str(item.title).strip()]
-                starts.append((reader.get_destination_page_number(item), path))
-
-    try:
-        visit(reader.outline, [])
-    except Exception:
-        return {}
-    by_page: dict[int, list[str]] = {}
-    current: list[str] = []
-    ordered = sorted(starts, key=lambda s: s[0])
-    for index in range(len(reader.pages)):
-        while ordered and ordered[0][0] <= index:
-            current = ordered.pop(0)[1]
-        by_page[index] = current
-    return by_page
 
 
 # --- DOCX -------------------------------------------------------------------------------------
@@ -503,33 +447,116 @@ def _looks_like_heading(line: str, previous: str) -> bool:
     return not previous.strip() and line.isupper() and letters >= 3 and len(line) <= 80
 
 
+_CELL_GAP = re.compile(r"\s*\|\s*|\s{2,}|\t+")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•·–]|\d{1,2}[.)]|[a-z][.)])\s+")
+
+
+def _cells(line: str) -> list[str]:
+    return [c for c in _CELL_GAP.split(line.strip().strip("|")) if c]
+
+
+def _text_table(lines: list[str]) -> list[str] | None:
+    """Rows of an aligned plain-text table ("header: value · …"), or None if it is not one.
+
+    A table is a header line and at least one row, each of two or more cells set apart by runs
+    of spaces, tabs or pipes, optionally with a rule (``----  ----``) under the header; the
+    header names columns (no figures, not "Key: value")."""
+    rows = [ln for ln in lines if not _RULE.fullmatch(ln) and not re.fullmatch(r"[\s|+=-]+", ln)]
+    if len(rows) < 2:
+        return None
+    header, *body = (_cells(r) for r in rows)
+    ruled = len(lines) > 1 and bool(re.fullmatch(r"[\s|+=-]+", lines[1])) and "-" in lines[1]
+    if len(header) < 2 or any(re.search(r"\d", h) or h.endswith(":") for h in header):
+        return None
+    fits = sum(2 <= len(cells) <= len(header) for cells in body)
+    if fits < len(body) or (not ruled and len(body) < 2):
+        return None
+    return [_row(header, cells) for cells in body]
+
+
+_KEY_VALUE = re.compile(r"^\s*[^\W\d][\w /()&.'-]{0,30}:\s+\S")
+_SUBHEADING = re.compile(r"^\d+(?:\.\d+)+\.?\s+[^\W\d_][^.!?:;]{0,70}$")
+
+
+def _text_blocks(lines: list[str]) -> list[tuple[str, bool]]:
+    """A run of non-blank lines as (text, tight) blocks. A line that fills the width was wrapped
+    and is joined to the next; a short one ended where the author ended it (an address, a
+    "Phone: …" line). List items are one block each, their continuation lines joined."""
+    from ingest.pdf import join_lines
+
+    width = max((len(ln.rstrip()) for ln in lines), default=0)
+
+    def wrapped(line: str) -> bool:
+        n = len(line.rstrip())
+        return n >= 45 and n >= 0.6 * width and not _KEY_VALUE.match(line)
+
+    blocks: list[tuple[str, bool]] = []
+    parts: list[str] = []
+    item = False
+    previous = ""
+    for line in lines:
+        starts_item = bool(_LIST_ITEM.match(line))
+        joins = (
+            parts
+            and not starts_item
+            and not _KEY_VALUE.match(line)
+            and (wrapped(previous) or (item and line.startswith((" ", "\t"))))
+        )
+        if joins:
+            parts.append(line.strip())
+        else:
+            if parts:
+                blocks.append((join_lines(parts), item or len(lines) > 1))
+            parts, item = [line.strip()], starts_item
+        previous = line
+    if parts:
+        blocks.append((join_lines(parts), item or len(blocks) > 0))
+    if len(blocks) == 1:
+        blocks = [(blocks[0][0], blocks[0][1] and item)]
+    return blocks
+
+
 def _parse_text(data: bytes, stem: str) -> Parsed:
     lines = _decode(data).splitlines()
     outline = _Outline()
-    paragraph: list[str] = []
+    run: list[str] = []
 
     def flush() -> None:
-        outline.add("\n".join(paragraph))
-        paragraph.clear()
+        rows = _text_table(run)
+        if rows:
+            outline.end_block()
+            for row in rows:
+                outline.add(row, tight=True)
+            outline.end_block()
+        else:
+            for text, tight in _text_blocks(run):
+                outline.add(text, tight=tight)
+            outline.end_block()
+        run.clear()
 
     skip = False
+    first_heading = ""
     for i, line in enumerate(lines):
         if skip:
             skip = False
             continue
         following = lines[i + 1] if i + 1 < len(lines) else ""
-        underline = _UNDERLINE.fullmatch(following)
+        underline = _UNDERLINE.fullmatch(following) and len(_cells(line)) < 2
         previous = lines[i - 1] if i else ""
-        if line.strip() and (underline or _looks_like_heading(line, previous)):
+        subheading = bool(_SUBHEADING.match(line.strip())) and not previous.strip()
+        if line.strip() and (underline or subheading or _looks_like_heading(line, previous)):
             flush()
-            outline.heading(2 if underline and "-" in following else 1, line)
+            level = 3 if subheading else 2 if underline and "-" in following else 1
+            outline.heading(level, line)
+            if not first_heading and not any(ln.strip() for ln in lines[:i]):
+                first_heading = " ".join(line.split())
             skip = bool(underline)
-        elif not line.strip() or _RULE.fullmatch(line):
+        elif not line.strip() or (_RULE.fullmatch(line) and not run):
             flush()
         else:
-            paragraph.append(line.rstrip())
+            run.append(line.rstrip())
     flush()
-    return Parsed(title=stem, sections=outline.finish(), meta={})
+    return Parsed(title=first_heading or stem, sections=outline.finish(), meta={})
 
 
 _PARSERS = {

@@ -27,13 +27,22 @@ def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
 
 
 def make_pdf(
-    path: Path, pages: list[str], title: str | None = None, bookmarks: bool = False, **kw
+    path: Path,
+    pages: list[str],
+    title: str | None = None,
+    bookmarks: bool = False,
+    heading: str = "",
+    **kw,
 ) -> Path:
     c = canvas.Canvas(str(path), **kw)
     if title:
         c.setTitle(title)
     for number, text in enumerate(pages, 1):
         y = 720
+        if heading and number == 1:
+            c.setFont("Helvetica-Bold", 16)
+            c.drawString(72, y + 30, heading)
+            c.setFont("Helvetica", 12)
         for line in text.splitlines():
             c.drawString(72, y, line)
             y -= 16
@@ -123,8 +132,8 @@ def test_markdown_text_keeps_paragraphs_lists_and_tables(tmp_path):
         "You can carry over five days into the next year. This line was wrapped in the source.\n\n"
         "- ask your manager\n"
         "- fill in the form\n\n"
-        "Type: Annual; Days: 25\n"
-        "Type: Sick; Days: 10"
+        "Type: Annual · Days: 25\n"
+        "Type: Sick · Days: 10"
     )
 
 
@@ -194,7 +203,7 @@ def test_html_structure_tables_lists_and_anchors(tmp_path):
     ]
     assert parsed.sections[0].text == "Book early.\nEconomy class only."
     assert parsed.sections[1].text == (
-        "City: Paris; Rate: 80 EUR\nCity: Kyiv; Rate: 50 EUR\n\n- Taxi\n  - only at night\n- Train"
+        "City: Paris · Rate: 80 EUR\nCity: Kyiv · Rate: 50 EUR\n\n- Taxi\n  - only at night\n- Train"
     )
     assert parsed.sections[2].text == "Keep every receipt."
 
@@ -218,19 +227,16 @@ def test_html_title_falls_back_to_h1(tmp_path):
 
 
 def test_pdf_one_section_per_page(tmp_path):
-    pages = [
-        "Security policy\nPasswords rotate yearly.",
-        "Laptops are encrypted.",
-        "Report incidents to IT.",
-    ]
-    parsed = parse_file(make_pdf(tmp_path / "security.pdf", pages), max_bytes=LIMIT)
+    pages = ["Passwords rotate yearly.", "Laptops are encrypted.", "Report incidents to IT."]
+    path = make_pdf(tmp_path / "security.pdf", pages, heading="Security policy")
+    parsed = parse_file(path, max_bytes=LIMIT)
     assert [(s.page, s.anchor, s.path) for s in parsed.sections] == [
         (1, "page=1", []),
         (2, "page=2", []),
         (3, "page=3", []),
     ]
     assert [s.text for s in parsed.sections] == pages
-    assert parsed.title == "Security policy"  # no metadata title: the first line
+    assert parsed.title == "Security policy"  # no metadata title: the first heading
 
 
 def test_pdf_metadata_title_and_bookmarks(tmp_path):
@@ -278,7 +284,7 @@ def test_docx_headings_lists_and_tables(tmp_path):
         ["Expenses", "Travel"],
     ]
     assert parsed.sections[1].text == (
-        "Keep receipts.\n\n- breakfast\n- dinner\n\nCity: Paris; Limit: 50 EUR\nCity: Kyiv; Limit: 30 EUR"
+        "Keep receipts.\n\n- breakfast\n- dinner\n\nCity: Paris · Limit: 50 EUR\nCity: Kyiv · Limit: 30 EUR"
     )
     assert parsed.sections[1].anchor == "meals"
 

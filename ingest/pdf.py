@@ -1,0 +1,340 @@
+"""A PDF as sections of whole paragraphs, one run per page, with its tables as rows.
+
+What a word processor exports is laid out for paper: every line is wrapped, words are hyphenated
+across lines, each page repeats a running header and a page number, and a paragraph runs on from
+one page to the next. Read line by line, every sentence would be cut. So, using the position and
+font of every line (pdfplumber):
+
+- running headers and footers (a line in the top or bottom margin that repeats on most pages,
+  digits aside) and page numbers are dropped;
+- tables (ruled grids) become one line per row that keeps its header ("Level: L4 · Title: …");
+- lines are joined into paragraphs — a paragraph ends at a wider gap, a bullet, a heading, or a
+  line that ends a sentence and is visibly short — with hyphenated line breaks mended;
+- a paragraph that runs on to the next page stays whole, on the page where it starts;
+- headings are lines set larger (or bold and short) than the body text; the title is the
+  document's metadata title, else its first and largest heading — never a running header.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ingest.documents import Section
+from ingest.errors import BadDocument
+
+MARGIN = 0.12  # share of the page height, top and bottom, where running headers and footers sit
+_PAGE_NUMBER = re.compile(
+    r"^(?:page|seite|стор(?:інка)?\.?|стр\.?|第)?\s*[-–—]?\s*\d{1,4}\s*[-–—]?\s*(?:(?:of|/|von|из|з)\s*\d{1,4})?\s*页?$",
+    re.I,
+)
+_BULLET = re.compile(r"^(?:[-–—•·▪◦○●*]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s+")
+_BULLET_ONLY = re.compile(r"^[-–—•·▪◦○●*]$")
+_ENDS_SENTENCE = re.compile(r"[.!?:;。！？：；)\]\"”’]$")
+
+
+@dataclass
+class Line:
+    text: str
+    top: float
+    bottom: float
+    x0: float
+    size: float
+    bold: bool
+    page: int
+    row: bool = False  # a table row, already "header: value · …"
+
+
+@dataclass
+class _Block:
+    """A paragraph (or heading, or table row) being built, and where it started."""
+
+    page: int
+    heading: int = 0  # heading level; 0 for body text
+    row: bool = False
+    parts: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return join_lines(self.parts)
+
+
+def join_lines(parts: list[str]) -> str:
+    """Wrapped lines as one paragraph: a hyphen that only broke a word is mended."""
+    out = ""
+    for part in parts:
+        part = part.strip()
+        if not out:
+            out = part
+        elif re.search(r"[^\W\d_]-$", out) and re.match(r"[a-zà-ÿа-яіїєґ]", part):
+            out = out[:-1] + part
+        elif re.search(r"[\u3040-\u30ff\u3400-\u9fff]$", out):
+            out += part  # CJK wraps without a space
+        else:
+            out += " " + part
+    return out
+
+
+def table_row(header: list[str], cells: list[str]) -> str:
+    """A table row as "col: value · col: value", which reads well in a chunk and in a citation."""
+    pairs = [f"{h}: {v}" if h else v for h, v in zip(header, cells, strict=False) if v]
+    pairs += [v for v in cells[len(header) :] if v]
+    return " · ".join(pairs)
+
+
+def _clean(cell: str | None) -> str:
+    return " ".join((cell or "").split())
+
+
+def _table_lines(table, page_no: int) -> list[Line]:
+    rows = [[_clean(c) for c in row] for row in table.extract()]
+    rows = [r for r in rows if any(r)]
+    if not rows:
+        return []
+    has_header = len(rows) > 1 and not any(re.search(r"\d", c) for c in rows[0] if c)
+    header = rows[0] if has_header else []
+    top = table.bbox[1]
+    return [
+        Line(table_row(header, cells), top + i, top + i, table.bbox[0], 0.0, False, page_no, True)
+        for i, cells in enumerate(rows[1 if header else 0 :])
+    ]
+
+
+def _page_lines(page, page_no: int) -> list[Line]:
+    tables = page.find_tables()
+    boxes = [t.bbox for t in tables]
+
+    def in_table(line: dict) -> bool:
+        middle = (line["top"] + line["bottom"]) / 2
+        return any(x0 - 1 <= line["x0"] <= x1 and t <= middle <= b for x0, t, x1, b in boxes)
+
+    lines: list[Line] = []
+    for raw in page.extract_text_lines(return_chars=True, strip=True):
+        if not raw["text"].strip() or in_table(raw):
+            continue
+        chars = [c for c in raw["chars"] if c["text"].strip()] or raw["chars"]
+        size = statistics.median(c["size"] for c in chars)
+        bold = sum("bold" in c["fontname"].lower() for c in chars) > len(chars) / 2
+        lines.append(
+            Line(raw["text"].strip(), raw["top"], raw["bottom"], raw["x0"], size, bold, page_no)
+        )
+    for table in tables:
+        lines += _table_lines(table, page_no)
+    return sorted(lines, key=lambda line: line.top)
+
+
+def _furniture_key(text: str) -> str:
+    return re.sub(r"\d+", "#", " ".join(text.lower().split()))
+
+
+def _drop_furniture(pages: list[list[Line]], heights: list[float]) -> list[list[Line]]:
+    """Running headers and footers (repeated in a margin on most pages) and page numbers."""
+
+    def in_margin(line: Line) -> bool:
+        height = heights[line.page - 1]
+        return line.top < height * MARGIN or line.bottom > height * (1 - MARGIN)
+
+    counts: Counter[str] = Counter()
+    for lines in pages:
+        counts.update({_furniture_key(ln.text) for ln in lines if in_margin(ln) and not ln.row})
+    repeated = {k for k, n in counts.items() if n >= max(2, len(pages) // 2)}
+    return [
+        [
+            ln
+            for ln in lines
+            if ln.row
+            or not in_margin(ln)
+            or (_furniture_key(ln.text) not in repeated and not _PAGE_NUMBER.match(ln.text))
+        ]
+        for lines in pages
+    ]
+
+
+def _heading_levels(lines: list[Line], body: float) -> dict[float, int]:
+    """Font sizes clearly larger than the body text, largest first: level 1, 2, 3…"""
+    sizes = sorted({round(ln.size, 1) for ln in lines if ln.size >= body * 1.12}, reverse=True)
+    return {size: min(i + 1, 4) for i, size in enumerate(sizes)}
+
+
+def _level(line: Line, levels: dict[float, int], body: float) -> int:
+    if line.row or len(line.text) > 120:
+        return 0
+    if round(line.size, 1) in levels:  # "2. How to read the bands" set large is a heading
+        return levels[round(line.size, 1)]
+    if _BULLET.match(line.text):
+        return 0
+    short = len(line.text.split()) <= 12 and not line.text.endswith((".", ",", ";"))
+    if line.bold and short and line.size >= body * 0.98:
+        return max(levels.values(), default=0) + 1
+    return 0
+
+
+def _blocks(pages: list[list[Line]], body: float, levels: dict[float, int]) -> list[_Block]:
+    blocks: list[_Block] = []
+    gaps = [
+        b.top - a.bottom
+        for lines in pages
+        for a, b in zip(lines, lines[1:], strict=False)
+        if not a.row and not b.row and abs(a.size - body) < 0.5 and abs(b.size - body) < 0.5
+    ]
+    leading = statistics.median([g for g in gaps if g >= 0] or [body * 0.3])
+    last: Line | None = None
+    for lines in pages:
+        for line in lines:
+            level = _level(line, levels, body)
+            current = blocks[-1] if blocks else None
+            continues = (
+                current is not None
+                and not level
+                and not current.heading
+                and not line.row
+                and not current.row
+                and last is not None
+                and not _BULLET.match(line.text)
+                and not _BULLET_ONLY.match(current.parts[-1])
+                and (
+                    # the next line of the same paragraph, or its run-on to the next page
+                    (line.page == last.page and line.top - last.bottom <= leading * 1.8)
+                    or (line.page == last.page + 1 and not _ENDS_SENTENCE.search(current.text))
+                )
+            )
+            if current is not None and _BULLET_ONLY.match(current.parts[-1]) and not level:
+                current.parts[-1] += " " + line.text  # a bullet drawn apart from its text
+            elif continues and current is not None:
+                current.parts.append(line.text)
+            else:
+                blocks.append(_Block(line.page, level, line.row, [line.text]))
+            last = line
+    return blocks
+
+
+def _sections(blocks: list[_Block], title: str) -> list[Section]:
+    sections: list[Section] = []
+    path: list[tuple[int, str]] = []
+    parts: list[str] = []
+    page = blocks[0].page if blocks else 1
+    tight = False
+
+    def close() -> None:
+        text = "".join(parts).strip()
+        if text:
+            headings = [t for _, t in path]
+            sections.append(Section(path=headings, text=text, page=page, anchor=f"page={page}"))
+        parts.clear()
+
+    for block in blocks:
+        if block.heading:
+            close()
+            while path and path[-1][0] >= block.heading:
+                path.pop()
+            if block.text.casefold() != title.casefold() or path:
+                path.append((block.heading, block.text))
+            page = block.page
+            continue
+        if block.page != page:
+            close()
+            page = block.page
+        item = block.row or bool(_BULLET.match(block.text))  # rows and list items stay together
+        if parts:
+            parts.append("\n" if item and tight else "\n\n")
+        parts.append(block.text)
+        tight = item
+    close()
+    return sections
+
+
+def bookmarks(data: bytes) -> dict[int, list[str]]:
+    """Page number → the bookmark path in force on that page; {} when there are none."""
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        outline = reader.outline
+    except Exception:
+        return {}
+    starts: list[tuple[int, list[str]]] = []
+
+    def visit(items, parents: list[str]) -> None:
+        path = parents
+        for item in items:
+            if isinstance(item, list):
+                visit(item, path)
+            else:
+                path = [*parents, str(item.title).strip()]
+                starts.append((reader.get_destination_page_number(item) + 1, path))
+
+    try:
+        visit(outline, [])
+    except Exception:
+        return {}
+    by_page: dict[int, list[str]] = {}
+    current: list[str] = []
+    ordered = sorted(starts, key=lambda s: s[0])
+    for page in range(1, len(reader.pages) + 1):
+        while ordered and ordered[0][0] <= page:
+            current = ordered.pop(0)[1]
+        by_page[page] = current
+    return by_page if starts else {}
+
+
+def _metadata_title(pdf) -> str:
+    try:
+        title = str((pdf.metadata or {}).get("Title") or "").strip()
+    except Exception:
+        return ""
+    return "" if title.lower() in ("untitled", "none") else title
+
+
+def parse_pdf(data: bytes, stem: str) -> tuple[str, list[Section]]:
+    """The document's title and its sections; ``BadDocument`` when no text can be read."""
+    import pdfplumber  # imported here: only PDFs pay for it
+    from pdfminer.pdfparser import PDFSyntaxError
+
+    if b"%PDF-" not in data[:1024]:
+        raise BadDocument("not a readable PDF: it does not start with a PDF header")
+    try:
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            pages = [_page_lines(page, i) for i, page in enumerate(pdf.pages, 1)]
+            heights = [float(page.height) for page in pdf.pages]
+            meta_title = _metadata_title(pdf)
+    except BadDocument:
+        raise
+    except PDFSyntaxError as exc:
+        raise BadDocument(f"not a readable PDF: {exc}") from None
+    except Exception as exc:  # pdfminer raises many types for damaged or encrypted files
+        inner = exc.args[0] if exc.args and isinstance(exc.args[0], Exception) else exc
+        name = type(inner).__name__
+        if "Password" in name or "Encrypt" in name:
+            raise BadDocument("not a readable PDF: encrypted with a password") from None
+        raise BadDocument(f"not a readable PDF: {inner or name}") from None
+    pages = _drop_furniture(pages, heights)
+    text_lines = [ln for lines in pages for ln in lines if not ln.row]
+    if not text_lines and not any(pages):
+        raise BadDocument("no extractable text (scanned PDF?)")
+    sized = Counter(round(ln.size, 1) for ln in text_lines for _ in ln.text)
+    body = sized.most_common(1)[0][0] if sized else 10.0
+    levels = _heading_levels(text_lines, body)
+    blocks = _blocks(pages, body, levels)
+    headings = [b for b in blocks if b.heading]
+    first = min(headings, key=lambda b: (b.heading, b.page)) if headings else None
+    opening = blocks[0].text if blocks else ""
+    title = (
+        meta_title
+        or (first.text if first else "")
+        or (opening if len(opening.split()) <= 12 and not _ENDS_SENTENCE.search(opening) else "")
+        or stem
+    )
+    marks = bookmarks(data)
+    if marks:  # the author's own outline beats headings guessed from font sizes
+        for block in blocks:
+            block.heading = 0
+    sections = _sections(blocks, title)
+    if marks:
+        for section in sections:
+            section.path = list(marks.get(section.page or 1, []))
+    if not sections:
+        raise BadDocument("no extractable text (scanned PDF?)")
+    return title[:200], sections

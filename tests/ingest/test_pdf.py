@@ -1,0 +1,140 @@
+"""PDFs laid out the way word processors export them: wrapped and hyphenated lines, a running
+header and a page number on every page, a paragraph that runs on to the next page, a ruled table.
+What comes out must be whole paragraphs and sentences, rows with their header, and the title of
+the document — never its running header."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reportlab.lib.pagesizes import A4
+from reportlab.pdfgen import canvas
+from reportlab.platypus import Table, TableStyle
+
+from ingest.chunk import sentences
+from ingest.parse import parse_file
+
+LIMIT = 10 * 1024 * 1024
+HEADER = "ACME Health Plan · Member Handbook 2026"
+WIDTH, HEIGHT = A4
+
+# Each page: (heading or "", body lines exactly as wrapped on the page).
+PAGE_1 = [
+    ("Prior authorization", 16),
+    "Prior authorization is a process used by the plan to make sure that a covered",
+    "service is medically necessary before you receive it. Your doctor asks for it on",
+    "your behalf; you do not need to file anything yourself.",
+    "",
+    "Services that need prior authorization are listed in the appendix. If you receive",
+    "such a service without authorization, the cost is not reim-",
+    "bursed, even when the service itself is covered. Emergency care never needs",
+    "prior authorization, and neither do visits to your primary care doctor. When the",
+    "plan approves a request, the approval is valid for ninety days from the date on",
+]
+PAGE_2 = [
+    "the approval letter, and for the number of visits it names.",
+    "",
+    ("Costs of care", 13),
+    "The table shows what you pay for common services:",
+    "TABLE",
+    "Out-of-network care is covered only in an emergency.",
+]
+ROWS = [
+    ["Service", "In network", "Out of network"],
+    ["Primary care visit", "20 EUR copay", "not covered"],
+    ["Specialist visit", "40 EUR copay", "not covered"],
+    ["Emergency room", "150 EUR copay", "150 EUR copay"],
+]
+
+
+def word_export(path: Path, *, title: str | None) -> Path:
+    c = canvas.Canvas(str(path), pagesize=A4)
+    if title:
+        c.setTitle(title)
+    pages = [PAGE_1, PAGE_2]
+    for number, lines in enumerate(pages, 1):
+        c.setFont("Helvetica", 8)
+        c.drawString(57, HEIGHT - 30, HEADER)  # the running header
+        c.drawRightString(WIDTH - 57, 30, f"Page {number} of {len(pages)}")  # the footer
+        y = HEIGHT - 80
+        for line in lines:
+            if isinstance(line, tuple):
+                text, size = line
+                c.setFont("Helvetica-Bold", size)
+                c.drawString(63, y, text)
+                y -= size + 10
+            elif line == "TABLE":
+                table = Table(ROWS)
+                table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, "black")]))
+                _, h = table.wrapOn(c, WIDTH, HEIGHT)
+                table.drawOn(c, 63, y - h + 10)
+                y -= h + 12
+            elif not line:
+                y -= 8
+            else:
+                c.setFont("Helvetica", 10)
+                c.drawString(63, y, line)
+                y -= 13
+        c.showPage()
+    c.save()
+    return path
+
+
+def parsed_text(path: Path) -> tuple[str, list]:
+    parsed = parse_file(path, max_bytes=LIMIT)
+    return parsed.title, parsed.sections
+
+
+def test_paragraphs_are_whole_and_hyphenated_words_mended(tmp_path):
+    title, sections = parsed_text(word_export(tmp_path / "handbook.pdf", title=None))
+    text = "\n\n".join(s.text for s in sections)
+    assert (
+        "Prior authorization is a process used by the plan to make sure that a covered "
+        "service is medically necessary before you receive it." in sentences(text)
+    )
+    assert "the cost is not reimbursed, even when the service itself is covered." in text
+    assert "reim-" not in text
+
+
+def test_running_headers_footers_and_page_numbers_are_gone(tmp_path):
+    title, sections = parsed_text(word_export(tmp_path / "handbook.pdf", title=None))
+    text = "\n".join(s.text for s in sections)
+    assert "ACME Health Plan" not in text and "Page 1" not in text and "of 2" not in text
+    assert title == "Prior authorization"  # the first heading, not the running header
+    _, titled = parsed_text(word_export(tmp_path / "meta.pdf", title="Member Handbook 2026"))
+    assert parse_file(tmp_path / "meta.pdf", max_bytes=LIMIT).title == "Member Handbook 2026"
+
+
+def test_a_paragraph_that_runs_on_to_the_next_page_stays_whole_where_it_starts(tmp_path):
+    _, sections = parsed_text(word_export(tmp_path / "handbook.pdf", title=None))
+    whole = (
+        "When the plan approves a request, the approval is valid for ninety days from the date "
+        "on the approval letter, and for the number of visits it names."
+    )
+    (home,) = [s for s in sections if whole in s.text]
+    assert home.page == 1 and home.anchor == "page=1"
+    assert not any(s.text.startswith("the approval letter") for s in sections)
+
+
+def test_tables_become_rows_that_keep_their_header_under_their_heading(tmp_path):
+    _, sections = parsed_text(word_export(tmp_path / "handbook.pdf", title=None))
+    (costs,) = [s for s in sections if s.path == ["Costs of care"]]
+    assert costs.page == 2
+    assert (
+        "Service: Specialist visit · In network: 40 EUR copay · Out of network: not covered"
+        in costs.text.splitlines()
+    )
+    assert "Out-of-network care is covered only in an emergency." in costs.text
+
+
+def test_the_handbook_pdfs_lose_their_running_headers(tmp_path):
+    root = Path(__file__).resolve().parents[2] / "examples" / "handbook"
+    parsed = parse_file(root / "hr" / "salary-bands.pdf", max_bytes=LIMIT)
+    assert parsed.title == "Salary Bands 2026"
+    text = "\n".join(s.text for s in parsed.sections)
+    assert "Page 2" not in text and "Strictly confidential – People Operations only" not in text
+    rows = [line for s in parsed.sections for line in s.text.splitlines()]
+    assert (
+        "Level: L4 · Title: Senior Engineer · Range (EUR): 78,000 – 96,000 EUR · "
+        "Midpoint (EUR): 87,000" in rows
+    )

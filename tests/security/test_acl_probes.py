@@ -115,13 +115,24 @@ def check(corpus: Corpus, people, probe: Probe, outputs) -> list[tuple[Probe, Le
 
 
 def verdict(probe_tally, kind: str, probes: Sequence[Probe], found, broken=()) -> None:
-    """Tally the class, then fail naming every leak (and every probe that never got an answer)."""
-    probe_tally.add(kind, len(probes), len({str(p) for p, _ in found}))
-    lines = [f"LEAK {probe}\n     {leak}" for probe, leak in found[:40]]
+    """Tally the class, then fail naming each leaking probe with what leaked (and every probe
+    that never got an answer, which tested nothing)."""
+    by_probe: dict[str, list[Leak]] = {}
+    for probe, leak in found:
+        by_probe.setdefault(str(probe), []).append(leak)
+    probe_tally.add(kind, len(probes), len(by_probe))
+    lines = []
+    for probe, leaks in list(by_probe.items())[:25]:
+        lines.append(f"LEAK {probe}")
+        shown: dict[tuple[str, str], list[Leak]] = {}
+        for leak in leaks:
+            shown.setdefault((leak.kind, leak.doc_id), []).append(leak)
+        for (what, doc_id), same in shown.items():
+            more = f" (+{len(same) - 1} more)" if len(same) > 1 else ""
+            lines.append(f"     {what} of {doc_id}: {same[0].evidence!r} in {same[0].where}{more}")
     lines += [f"NOT ANSWERED {probe}: {why}" for probe, why in broken]
-    assert not found and not broken, (
-        f"{len(found)} leak(s) in {len({str(p) for p, _ in found})} of {len(probes)} "
-        f"{kind} probes:\n" + "\n".join(lines)
+    assert not by_probe and not broken, (
+        f"{len(by_probe)} of {len(probes)} {kind} probes leaked:\n" + "\n".join(lines)
     )
 
 

@@ -1,12 +1,13 @@
 """The leak detector of the ACL probes: what counts as text of a document a reader may not see.
 
-A LEAK is a forbidden document's title, path, any run of ``SHINGLE`` words of its text, or one of
-its figures (a number with >= 3 digits or with separators: 78,000 / 0.55 / 2.3.1) that shows up in
-an output while being in neither the probe's own question(s) nor any document every reader may
-read. Echoes of the question are masked before runs are formed, so "I searched for “<q>”, “<q>
-expanded>”" is not read as new text where two echoes meet. Text is compared case-folded on word tokens, so wrapping, Markdown, Slack escaping and the
-way a renderer splits a sentence into pieces do not hide it. The ACLs and texts are read from the
-index itself (``Corpus.from_index``), so the detector judges what the index enforces.
+A LEAK is a forbidden document's title, path, any run of ``SHINGLE`` words of its text, or one
+of its figures (a number with >= 3 digits or with separators: 78,000 / 0.55 / 2.3.1) that shows
+up in an output while being in neither the probe's own question(s) nor any document every reader
+may read. Text is compared case-folded on word tokens, so wrapping, Markdown, Slack escaping and
+the way a renderer splits a sentence into pieces do not hide it. Echoes of the question are
+masked before runs are formed, so where two echoes meet ("I searched for “<q>”, “<q> expanded”")
+no new text is read. The ACLs and texts come from the index itself (``Corpus.from_index``), so
+the detector judges by what the index enforces.
 """
 
 from __future__ import annotations
@@ -156,6 +157,7 @@ class Corpus:
         docs = {}
         for doc_id in sorted(index.documents()):
             chunks = index.chunks(doc_id, EVERY_GROUP)
+            assert chunks, f"{doc_id} is readable by no group in tests/conftest.py:EVERY_GROUP"
             docs[doc_id] = Doc(
                 doc_id=doc_id,
                 title=chunks[0].get("title") or doc_id,

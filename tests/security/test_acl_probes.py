@@ -7,7 +7,8 @@ distinctive figures and "ignore your rules"; by ``get_document`` and ``Assistant
 the id mangled every way a lenient lookup might forgive; in mixed-group channels and as
 follow-ups, directly and over the Slack and Teams loopbacks. Every output is scanned
 (``tests/security/leaks.py``). Each test runs one probe class, adds it to the tally printed at
-the end of the run, and fails on the first class with a leak, naming the probe and the text.
+the end of the run (``tests/security/conftest.py``), and fails naming every leaking probe and
+what it leaked. A real leak is never skipped: its probe stays red until the product is fixed.
 """
 
 from __future__ import annotations
@@ -353,25 +354,29 @@ async def test_wire_probes(kind, handbook, assistant, redis_prefix, corpus, peop
 # -- the generator and the detector are themselves tested ---------------------------------------
 
 
-def test_the_probes_cover_every_user_and_document(corpus, people):
+def test_the_probes_cover_every_user_and_document(handbook, corpus, people):
+    assert set(corpus.docs) == set(handbook.index.documents())  # no document escapes the scan
     direct = direct_probes(corpus, people)
-    follow_ups = follow_up_probes(corpus, people)
-    in_channels = channel_probes(corpus, people)
+    asked = direct + follow_up_probes(corpus, people) + channel_probes(corpus, people)
+    on_the_wire = [p for wire in WIRE.values() for p in wire.probes(corpus, people)]
     ids = id_probes(corpus, people) + channel_id_probes(corpus, people)
-    everything = direct + follow_ups + in_channels + ids
-    assert len(everything) >= 300, len(everything)
-    # every user x every document they may not read is asked at least by title
+    assert len(asked) + len(on_the_wire) >= 300 and len(ids) >= 300
+    # every user x every document they may not read is asked, at least by its title
     pairs = {(u, d) for u, p in people.items() for d in corpus.forbidden([p.groups])}
     assert {(p.user, p.doc_id) for p in direct if p.kind == "title"} == pairs
-    assert len({p.doc_id for p in direct}) >= 5  # the sample corpus has 8 restricted documents
-    shut_out = users_in(p for p in direct)
-    for kind, wire in WIRE.items():
+    assert {(p.user, p.doc_id) for p in ids} >= pairs
+    # in a channel the asker may read the document and the other member may not
+    for p in channel_probes(corpus, people) + channel_id_probes(corpus, people):
+        doc = corpus.docs[p.doc_id]
+        assert doc.readable_by(people[p.user].groups), p
+        assert not all(doc.readable_by(people[m].groups) for m in p.members), p
+    # each loopback class reaches every user who has a forbidden document, the same every run
+    shut_out = {u for u, _ in pairs}
+    for wire in WIRE.values():
         chosen = wire.probes(corpus, people)
         assert len(chosen) == min(wire.n, len(wire.generate(corpus, people)))
-        assert users_in(chosen) >= (shut_out if "follow-up" in kind else users_in(in_channels))
-    # the same probes every run
-    assert direct_probes(corpus, people) == direct
-    assert [p for p in in_channels if p.members] == in_channels
+        assert users_in(chosen) == shut_out
+        assert wire.probes(corpus, people) == chosen
 
 
 @dataclass

@@ -118,7 +118,9 @@ async def serve(
     from agent.traces import RedisTraceStore
     from bot.app import build_deps
     from bot.ops import add_ops_routes
+    from bot.teams_auth import check_teams
 
+    check_teams(settings.teams, settings.server.host)
     if socket_mode and (settings.slack is None or settings.slack.app_token is None):
         raise ConfigError(
             "Socket Mode needs a Slack app-level token: set FOOTNOTE_SLACK__APP_TOKEN (xapp-…)"

@@ -13,6 +13,7 @@ signed by a throwaway CA that ``trusted()`` puts in ``REQUESTS_CA_BUNDLE``.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import datetime as dt
@@ -20,6 +21,7 @@ import functools
 import ipaddress
 import json
 import os
+import shutil
 import ssl
 import tempfile
 import threading
@@ -71,6 +73,7 @@ def jwk(key: rsa.RSAPrivateKey, kid: str, endorsements: list[str]) -> dict:
 def _tls_files() -> tuple[str, str, str]:
     """(CA cert, server cert, server key) PEM files for 127.0.0.1, made once per session."""
     folder = Path(tempfile.mkdtemp(prefix="footnote-idp-"))
+    atexit.register(shutil.rmtree, folder, True)
     now = dt.datetime.now(dt.UTC)
     ca_key, server_key = rsa_key("tls-ca"), rsa_key("tls-server")
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Footnote test CA")])

@@ -22,6 +22,7 @@ from bot.links import LinkSigner, docs_route, link_secret, links_posture
 from bot.logs import configure_logging, install_redaction, secret_values
 from bot.signin import CALLBACK_PATH, SignIn
 from bot.state import ConversationState, redis_pool_kwargs
+from bot.teams_auth import check_teams, teams_posture
 from ingest.errors import ConfigError
 from ingest.settings import Settings
 
@@ -147,11 +148,12 @@ async def serve(
     from bot.app import build_deps
     from bot.ops import add_ops_routes
 
+    install_redaction(secret_values(settings))  # before anything can log a secret
+    check_teams(settings.teams, settings.server.host)
     if socket_mode and (settings.slack is None or settings.slack.app_token is None):
         raise ConfigError(
             "Socket Mode needs a Slack app-level token: set FOOTNOTE_SLACK__APP_TOKEN (xapp-…)"
         )
-    install_redaction(secret_values(settings))  # before anything can log a secret
     link_secret(settings, generate=False)  # refuse a missing, short or placeholder secret
     log.info(security_posture(settings))
     if settings.slack is None and settings.teams is None:
@@ -212,7 +214,7 @@ def security_posture(settings: Settings) -> str:
     parts = [
         f"bind {s.server.host}:{s.server.port}",
         "slack: signed requests only" if s.slack else "slack: off",
-        teams_posture(s.teams) if s.teams else "teams: off",
+        teams_posture(s.teams),
         links_posture(s),
         f"rate {s.redis.rate_per_minute}/min per person"
         if s.redis.rate_per_minute
@@ -221,10 +223,6 @@ def security_posture(settings: Settings) -> str:
         f"crm readers: {','.join(s.crm.reader_groups) or 'nobody'}",
     ]
     return "security posture: " + " · ".join(parts)
-
-
-def teams_posture(teams) -> str:
-    return "teams: on"
 
 
 def run(settings: Settings, socket_mode: bool = False) -> int:

@@ -1,10 +1,12 @@
 """The Teams adapter: Bot Framework activities → ``Turn`` → ``assistant.answer`` → Adaptive Card.
 
-``CloudAdapter`` authenticates the request and runs ``FootnoteTeamsBot.on_turn``; replies go to the
-activity's ``serviceUrl``. In personal chat every message is a question; in a channel or group
-chat only a message that @mentions the bot is (the mention is removed from the text), and the
-agent gets every member's groups. ``Action.Submit`` arrives as a message with ``.value``:
-Confirm / Cancel a pending ticket, feedback, "open a ticket".
+``TeamsAdapter.handle`` checks the body's shape, authenticates the request (``bot/teams_auth.py``:
+a Bot Framework token is required unless the Emulator's loopback-only mode is on) and hands the
+activity to ``CloudAdapter``, which runs ``FootnoteTeamsBot.on_turn``; replies go to the
+activity's ``serviceUrl``, the one the token vouches for. In personal chat every message is a
+question; in a channel or group chat only a message that @mentions the bot is (the mention is
+removed from the text), and the agent gets every member's groups. ``Action.Submit`` arrives as
+a message with ``.value``: Confirm / Cancel a pending ticket, feedback, "open a ticket".
 
 What only the asker may see (the hint that a private document may answer better) goes to them in
 a 1:1 chat the bot opens, never into the channel; where that fails, it is not sent at all. Our own
@@ -14,16 +16,24 @@ short messages go as plain text, answers as cards whose document text is never r
 from __future__ import annotations
 
 import html
+import json
 import logging
 import re
-from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
 from aiohttp import web
-from botbuilder.core import ActivityHandler, CardFactory, MessageFactory, TurnContext
+from botbuilder.core import (
+    ActivityHandler,
+    CardFactory,
+    MessageFactory,
+    TurnContext,
+    serializer_helper,
+)
 from botbuilder.core.teams import TeamsInfo
-from botbuilder.integration.aiohttp import CloudAdapter, ConfigurationBotFrameworkAuthentication
+from botbuilder.integration.aiohttp import CloudAdapter
 from botbuilder.schema import Activity, ActivityTypes, ConversationParameters, TextFormatTypes
+from msrest.exceptions import DeserializationError
 
 from agent.assistant import error_reference
 from agent.turns import Turn
@@ -32,7 +42,17 @@ from bot.directory import Directory, Person
 from bot.links import LinkSigner
 from bot.render import EMPTY_QUESTION, NOT_IN_DIRECTORY, SOMETHING_WENT_WRONG
 from bot.state import RATE_LIMITED, ConversationState
+from bot.teams_auth import (
+    KeysUnavailable,
+    authenticate,
+    bot_authentication,
+    check_teams,
+    is_loopback,
+    teams_posture,
+)
 from ingest.settings import TeamsSettings
+
+__all__ = ["FootnoteTeamsBot", "TeamsAdapter", "activity_problem", "check_teams", "teams_posture"]
 
 log = logging.getLogger(__name__)
 
@@ -48,23 +68,31 @@ def plain(text: str) -> Activity:
     return Activity(type=ActivityTypes.message, text=text, text_format=TextFormatTypes.plain)
 
 
-@dataclass
-class _BotConfig:
-    """The attribute names ``ConfigurationBotFrameworkAuthentication`` reads."""
+def activity_problem(body: object) -> str | None:
+    """What makes ``body`` no Bot Framework activity the adapter can take, or None.
 
-    APP_ID: str
-    APP_PASSWORD: str
-    APP_TYPE: str
-    APP_TENANTID: str | None
-
-
-def bot_config(settings: TeamsSettings) -> _BotConfig:
-    return _BotConfig(
-        APP_ID=settings.app_id,
-        APP_PASSWORD=settings.app_password.get_secret_value(),
-        APP_TYPE="SingleTenant" if settings.tenant_id else "MultiTenant",
-        APP_TENANTID=settings.tenant_id,
-    )
+    botbuilder would raise deep inside (a 500) on e.g. ``"from": "x"``, and without a
+    ``serviceUrl`` the token's ``serviceurl`` claim would go unchecked.
+    """
+    if not isinstance(body, dict):
+        return "the body is not a JSON object"
+    for field in ("type", "channelId"):
+        if not isinstance(body.get(field), str) or not body[field].strip():
+            return f"'{field}' must be a non-empty string"
+    url = body.get("serviceUrl")
+    if not isinstance(url, str):
+        return "'serviceUrl' must be a string"
+    try:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return "'serviceUrl' must be an http(s) URL"
+    except ValueError:
+        return "'serviceUrl' must be an http(s) URL"
+    for field in ("from", "recipient", "conversation"):
+        account = body.get(field)
+        if not isinstance(account, dict) or not isinstance(account.get("id"), str):
+            return f"'{field}' must be an object with a string 'id'"
+    return None
 
 
 def mentions_of(activity: Activity, recipient_id: str) -> list[str]:
@@ -282,6 +310,8 @@ class FootnoteTeamsBot(ActivityHandler):
 
 
 class TeamsAdapter:
+    """``POST /api/messages``: shape check → token check → one dispatch through ``CloudAdapter``."""
+
     def __init__(
         self,
         settings: TeamsSettings,
@@ -292,7 +322,9 @@ class TeamsAdapter:
         *,
         unknown_members: Literal["public", "refuse"] = "public",
     ):
-        self.adapter = CloudAdapter(ConfigurationBotFrameworkAuthentication(bot_config(settings)))
+        self.settings = settings
+        self.auth = bot_authentication(settings)  # raises ConfigError without credentials
+        self.adapter = CloudAdapter(self.auth)
         self.adapter.on_turn_error = self._on_turn_error
         self.bot = FootnoteTeamsBot(
             assistant, state, directory, links, unknown_members=unknown_members
@@ -308,19 +340,40 @@ class TeamsAdapter:
             log.exception("could not tell the Teams user something went wrong")
 
     async def handle(self, request: web.Request) -> web.Response:
-        """``POST /api/messages``: one dispatch through the Bot Framework adapter."""
-        if "application/json" not in request.headers.get("Content-Type", ""):
+        if request.content_type != "application/json":
             return web.Response(status=415, text="expected application/json")
+        raw = await request.read()  # over the app's client_max_size: 413
         try:
-            body = await request.json()
-        except ValueError:
+            body = json.loads(raw)
+        except (ValueError, RecursionError):
             return web.Response(status=400, text="body is not JSON")
-        if not isinstance(body, dict) or not body.get("type"):
-            return web.Response(status=400, text="not a Bot Framework activity")
+        problem = activity_problem(body)
+        if problem is None:
+            try:
+                activity = Activity().deserialize(body)
+            except (DeserializationError, ValueError, TypeError, AttributeError) as exc:
+                problem = f"not a Bot Framework activity: {exc}"
+        if problem is not None:
+            return web.Response(status=400, text=problem)
+        if self.settings.allow_unauthenticated and not is_loopback(
+            urlsplit(activity.service_url).hostname
+        ):
+            log.warning("teams: unauthenticated mode refused serviceUrl %s", activity.service_url)
+            return web.Response(status=401, text="unauthenticated mode replies to loopback only")
         try:
-            response = await self.adapter.process(request, self.bot)
-        except web.HTTPException as exc:
-            return web.Response(status=exc.status, text=exc.reason)
-        except PermissionError:
+            auth = await authenticate(self.auth, activity, request.headers.get("Authorization", ""))
+        except PermissionError as exc:
+            log.info("teams: refused an activity from %s: %s", request.remote, exc)
             return web.Response(status=401, text="unauthorized")
-        return response or web.Response(status=201)
+        except KeysUnavailable as exc:
+            log.error(
+                "teams: cannot fetch the token-signing keys (%s); check that "
+                "FOOTNOTE_TEAMS__OPENID_METADATA_URL (%s) is reachable",
+                exc,
+                self.settings.openid_metadata_url,
+            )
+            return web.Response(status=503, text="cannot check tokens right now")
+        invoke = await self.adapter.process_activity(auth, activity, self.bot.on_turn)
+        if invoke:
+            return web.json_response(serializer_helper(invoke.body), status=invoke.status)
+        return web.Response(status=201)

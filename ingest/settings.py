@@ -126,10 +126,28 @@ class SlackSettings(BaseModel):
     api_url: str | None = None  # tests point the Web API at a local server
 
 
+BOT_FRAMEWORK_OPENID_METADATA_URL = (
+    "https://login.botframework.com/v1/.well-known/openidconfiguration"
+)
+ENTRA_LOGIN_URL = "https://login.microsoftonline.com"
+
+
 class TeamsSettings(BaseModel):
+    """The Azure Bot that Teams talks to. Any ``FOOTNOTE_TEAMS__*`` variable turns Teams on, and then
+    ``footnote serve`` demands ``app_id`` and ``app_password`` (``bot/teams_auth.py``): every
+    activity must carry a Bot Framework token signed for this app id."""
+
     app_id: str = ""
     app_password: SecretStr = SecretStr("")
-    tenant_id: str | None = None
+    tenant_id: str | None = None  # single-tenant bots only
+    # No token checks at all, for the Bot Framework Emulator; refused unless the server listens
+    # on a loopback address.
+    allow_unauthenticated: bool = False
+    # Where the keys that sign inbound tokens are published (Bot Framework's OpenID document).
+    openid_metadata_url: str = BOT_FRAMEWORK_OPENID_METADATA_URL
+    # Where the bot asks for its own token before it replies: the Entra ID authority is
+    # ``{login_url}/{tenant_id or "botframework.com"}``.
+    login_url: str = ENTRA_LOGIN_URL
 
 
 class OIDCSettings(BaseModel):

@@ -5,8 +5,9 @@ from __future__ import annotations
 from botbuilder.schema import Activity
 
 from bot.slack import question_text as slack_question
-from bot.teams import bot_config, mentions_of
+from bot.teams import mentions_of
 from bot.teams import question_text as teams_question
+from bot.teams_auth import authority
 from ingest.settings import TeamsSettings
 
 
@@ -42,12 +43,10 @@ def test_teams_mentions_read_the_entity_and_only_the_bot_is_removed():
     assert teams_question(activity) == "what does Bob own?"
 
 
-def test_teams_auth_config_follows_the_settings():
-    assert bot_config(TeamsSettings()).APP_TYPE == "MultiTenant"
-    cfg = bot_config(TeamsSettings(app_id="id", app_password="pw", tenant_id="t"))
-    assert (cfg.APP_ID, cfg.APP_PASSWORD, cfg.APP_TYPE, cfg.APP_TENANTID) == (
-        "id",
-        "pw",
-        "SingleTenant",
-        "t",
+def test_teams_reply_tokens_come_from_the_tenant_or_from_botframework_com():
+    multi = TeamsSettings(app_id="id", app_password="pw")
+    assert authority(multi) == "https://login.microsoftonline.com/botframework.com"
+    single = TeamsSettings(
+        app_id="id", app_password="pw", tenant_id="t-1", login_url="https://login.example/"
     )
+    assert authority(single) == "https://login.example/t-1"

@@ -1,10 +1,12 @@
 """End-to-end fixtures: the sample handbook (ingested once per session in ``tests/conftest.py``),
 the real assistant over it, real Redis (a key prefix per run), and the bot's aiohttp app on
-loopback talking to fakes of Slack's Web API and the Bot Framework connector."""
+loopback talking to fakes of Slack's Web API, the Bot Framework connector and Microsoft's identity
+services (``tests/e2e/idp.py``): Teams runs with real token checks, both ways."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import subprocess
 import time
@@ -28,11 +30,14 @@ from ingest.settings import (
     SlackSettings,
     TeamsSettings,
 )
+from tests.e2e.idp import LoopbackIdP
 from tests.e2e.loopback import BOT_USER_ID, FakeConnector, FakeSlackAPI, SlackSender, start_app
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 LINK_SECRET = "e2e-link-secret-0123456789abcdefghijklmnop"  # >= 32 bytes
+TEAMS_APP_ID = "5e0c5e7a-3c1d-4f43-9a63-0f00f00f00f0"  # the Azure Bot's Microsoft App ID
+TEAMS_APP_PASSWORD = "client-secret-for-tests"
 
 # Slack users and channels the fake Web API knows (ids match examples/directory.yaml).
 SLACK_USERS = {
@@ -136,13 +141,28 @@ class Harness:
     send: SlackSender
     session: aiohttp.ClientSession
     app: aiohttp.web.Application
+    idp: LoopbackIdP
 
     async def get(self, url: str) -> tuple[int, str]:
         async with self.session.get(url) as resp:
             return resp.status, await resp.text()
 
     async def teams(self, activity: dict) -> tuple[int, str]:
-        async with self.session.post(self.url + "/api/messages", json=activity) as resp:
+        """POST an activity as the Bot Framework does: with a token signed for its serviceUrl."""
+        token = self.idp.mint(service_url=activity.get("serviceUrl"))
+        return await self.teams_raw(
+            json.dumps(activity), headers={"Authorization": f"Bearer {token}"}
+        )
+
+    async def teams_raw(
+        self, body: str | bytes, *, headers: dict | None = None, content_type="application/json"
+    ) -> tuple[int, str]:
+        """POST any body to /api/messages, with only the headers given."""
+        async with self.session.post(
+            self.url + "/api/messages",
+            data=body,
+            headers={"Content-Type": content_type, **(headers or {})},
+        ) as resp:
             return resp.status, await resp.text()
 
 
@@ -155,36 +175,56 @@ async def running_bot(
     redis_url: str = REDIS_URL,
     rate_per_minute: int = 1000,
     unknown_members: str = "public",
+    teams: TeamsSettings | None = None,
+    teams_changes: dict | None = None,
 ) -> AsyncIterator[Harness]:
-    slack = await FakeSlackAPI(SLACK_USERS, SLACK_CHANNELS).start()
-    connector = await FakeConnector().start()
-    port = free_port()
-    settings = Settings(
-        data_dir=handbook.settings.data_dir,
-        slack=SlackSettings(
-            bot_token="xoxb-test-token", signing_secret=SIGNING_SECRET, api_url=slack.api_url
-        ),
-        teams=TeamsSettings(),
-        channels=ChannelSettings(unknown_members=unknown_members),
-        redis=RedisSettings(url=redis_url, rate_per_minute=rate_per_minute, history_turns=3),
-        server=ServerSettings(
-            host="127.0.0.1",
-            port=port,
-            public_url=f"http://127.0.0.1:{port}",
-            link_secret=LINK_SECRET,
-            link_ttl_s=600,
-        ),
-    )
-    run_prefix = f"{prefix}{uuid.uuid4().hex[:6]}:"
-    state = ConversationState.from_settings(settings.redis, prefix=run_prefix)
-    agent = AgentThread(assistant)  # as `footnote serve` runs it: off the web loop
-    app = build_app(settings, handbook, agent, state)
-    runner = aiohttp.web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await aiohttp.web.TCPSite(runner, "127.0.0.1", port).start()
-    url = f"http://127.0.0.1:{port}"
-    session = aiohttp.ClientSession()
-    try:
+    """The bot on loopback with its fakes. Teams checks tokens against ``harness.idp`` and the
+    connector wants the IdP's tokens. ``teams_changes`` alters some of those Teams settings;
+    ``teams`` replaces them all (then the connector takes any call)."""
+    async with contextlib.AsyncExitStack() as stack:
+        slack = await FakeSlackAPI(SLACK_USERS, SLACK_CHANNELS).start()
+        stack.push_async_callback(slack.close)
+        idp = LoopbackIdP({TEAMS_APP_ID: TEAMS_APP_PASSWORD}).start()
+        stack.callback(idp.close)
+        stack.enter_context(idp.trusted())
+        connector = await FakeConnector(authorize=idp.accepts if teams is None else None).start()
+        stack.push_async_callback(connector.close)
+        port = free_port()
+        settings = Settings(
+            data_dir=handbook.settings.data_dir,
+            slack=SlackSettings(
+                bot_token="xoxb-test-token", signing_secret=SIGNING_SECRET, api_url=slack.api_url
+            ),
+            teams=teams
+            or TeamsSettings(
+                app_id=TEAMS_APP_ID,
+                app_password=TEAMS_APP_PASSWORD,
+                openid_metadata_url=idp.openid_metadata_url,
+                login_url=idp.login_url,
+            ).model_copy(update=teams_changes or {}),
+            channels=ChannelSettings(unknown_members=unknown_members),
+            redis=RedisSettings(url=redis_url, rate_per_minute=rate_per_minute, history_turns=3),
+            server=ServerSettings(
+                host="127.0.0.1",
+                port=port,
+                public_url=f"http://127.0.0.1:{port}",
+                link_secret=LINK_SECRET,
+                link_ttl_s=600,
+            ),
+        )
+        run_prefix = f"{prefix}{uuid.uuid4().hex[:6]}:"
+        state = ConversationState.from_settings(settings.redis, prefix=run_prefix)
+        stack.push_async_callback(state.close)
+        agent = AgentThread(assistant)  # as `footnote serve` runs it: off the web loop
+        stack.callback(agent.close)
+        app = build_app(settings, handbook, agent, state)
+        runner = aiohttp.web.AppRunner(app, access_log=None)
+        await runner.setup()
+        stack.push_async_callback(runner.cleanup)
+        await aiohttp.web.TCPSite(runner, "127.0.0.1", port).start()
+        url = f"http://127.0.0.1:{port}"
+        session = aiohttp.ClientSession()
+        stack.push_async_callback(session.close)
         yield Harness(
             url,
             settings,
@@ -194,14 +234,8 @@ async def running_bot(
             SlackSender(session, url + "/slack/events", SIGNING_SECRET),
             session,
             app,
+            idp,
         )
-    finally:
-        await session.close()
-        await runner.cleanup()
-        await state.close()
-        agent.close()
-        await slack.close()
-        await connector.close()
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import itertools
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode
 
@@ -416,15 +417,26 @@ def block_action(user: str, channel: str, message: dict, button: dict) -> dict:
 
 
 class FakeConnector(_Recorder):
-    """The Bot Framework connector a bot replies to (the activity's ``serviceUrl``)."""
+    """The Bot Framework connector a bot replies to (the activity's ``serviceUrl``).
 
-    def __init__(self, members: dict[str, list[dict]] | None = None):
+    With ``authorize`` (e.g. ``LoopbackIdP.accepts``) it answers 401, as the real connector does,
+    to any call whose ``Authorization`` header that function refuses; refused calls are recorded
+    under the method ``"401"``.
+    """
+
+    def __init__(
+        self,
+        members: dict[str, list[dict]] | None = None,
+        *,
+        authorize: Callable[[str | None], bool] | None = None,
+    ):
         super().__init__()
         self.members = members or {}  # conversation or team id → channel accounts
+        self.authorize = authorize
         self._ids = itertools.count(1)
 
     async def start(self) -> FakeConnector:
-        app = web.Application()
+        app = web.Application(middlewares=[self._check_token])
         app.router.add_post("/v3/conversations", self._create_conversation)
         app.router.add_post("/v3/conversations/{cid}/activities", self._activity)
         app.router.add_post("/v3/conversations/{cid}/activities/{aid}", self._activity)
@@ -433,6 +445,15 @@ class FakeConnector(_Recorder):
         app.router.add_get("/v3/conversations/{cid}/members", self._members)
         self.runner, self.url = await start_app(app)
         return self
+
+    @web.middleware
+    async def _check_token(self, request: web.Request, handler) -> web.StreamResponse:
+        if self.authorize is not None and not self.authorize(request.headers.get("Authorization")):
+            await self._record(Call("401", {"path": request.path}))
+            return web.json_response(
+                {"message": "Authorization has been denied for this request."}, status=401
+            )
+        return await handler(request)
 
     async def _activity(self, request: web.Request) -> web.Response:
         body = await request.json()

@@ -11,7 +11,13 @@ import pytest
 from bot.server import serve
 from ingest.errors import ConfigError
 from ingest.settings import RedisSettings, ServerSettings, Settings, SlackSettings, TeamsSettings
-from tests.e2e.conftest import REDIS_URL, SIGNING_SECRET, free_port
+from tests.e2e.conftest import (
+    REDIS_URL,
+    SIGNING_SECRET,
+    TEAMS_APP_ID,
+    TEAMS_APP_PASSWORD,
+    free_port,
+)
 from tests.e2e.loopback import FakeSlackAPI, SlackSender, dm_event
 
 
@@ -23,7 +29,7 @@ async def test_serve_builds_everything_from_settings_and_answers(tmp_path, redis
         slack=SlackSettings(
             bot_token="xoxb-t", signing_secret=SIGNING_SECRET, api_url=slack.api_url
         ),
-        teams=TeamsSettings(),
+        teams=TeamsSettings(app_id=TEAMS_APP_ID, app_password=TEAMS_APP_PASSWORD),
         redis=RedisSettings(url=REDIS_URL, key_prefix=redis_prefix + "serve:"),
         server=ServerSettings(
             host="127.0.0.1",

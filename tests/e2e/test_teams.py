@@ -8,6 +8,7 @@ import re
 from botbuilder.schema import Activity
 
 from bot.teams import question_text
+from tests.e2e.conftest import running_bot
 from tests.e2e.loopback import FakeConnector, teams_activity
 
 CARRY_OVER = "How many vacation days can I carry over?"
@@ -174,3 +175,31 @@ async def test_feedback_submit_is_stored(bot):
         and record["user"] == "alice"
         and record["turn_id"] == down["data"]["turn_id"]
     )
+
+
+async def test_replies_are_signed_with_one_cached_token(bot):
+    """Every reply carries the token the bot got from Entra ID (the connector refuses any other),
+    and MSAL's cache spares a token request per reply."""
+    for _ in range(2):
+        assert (await bot.teams(teams_activity(CARRY_OVER, service_url=bot.connector.url)))[
+            0
+        ] == 201
+    assert len(bot.connector.messages()) == 2
+    assert [c for c in bot.connector.calls if c.method == "401"] == []
+    (request,) = bot.idp.token_requests
+    assert request["grant_type"] == "client_credentials"
+    assert request["scope"] == "https://api.botframework.com/.default"
+    assert request["client_id"] == bot.settings.teams.app_id
+    assert request["tenant"] == "botframework.com"
+
+
+async def test_a_single_tenant_bot_gets_its_token_from_its_tenant(
+    handbook, assistant, redis_prefix
+):
+    changes = {"tenant_id": "t-northwind"}
+    async with running_bot(handbook, assistant, redis_prefix, teams_changes=changes) as bot:
+        assert (await bot.teams(teams_activity(CARRY_OVER, service_url=bot.connector.url)))[
+            0
+        ] == 201
+        assert bot.connector.messages()
+        assert [r["tenant"] for r in bot.idp.token_requests] == ["t-northwind"]

@@ -115,7 +115,7 @@ class AnswerLoop(Workflow):
             await run.say(f"looking up customer {route.customer_id}…")
             t1 = time.perf_counter()
             record = await asyncio.to_thread(run.tools.query_crm, route.customer_id)
-            run.facts = _crm_facts(record)
+            run.facts = _crm_facts(record, run.turn.today or date.today())
             run.record(
                 "query_crm",
                 t1,
@@ -383,21 +383,23 @@ def _ticket_body(question: str, searched: list[str]) -> str:
     return body
 
 
-def _crm_facts(record: dict) -> list[str]:
+def _crm_facts(record: dict, today: date) -> list[str]:
     if "error" in record:
         return [record["error"]]
     facts = [
         f"Customer {record.get('id')}: "
-        + ", ".join(f"{k} {_value(v)}" for k, v in record.items() if k not in ("orders", "id"))
+        + ", ".join(
+            f"{k} {_value(v, today)}" for k, v in record.items() if k not in ("orders", "id")
+        )
     ]
     for o in record.get("orders", []):
-        facts.append("Order " + ", ".join(f"{k} {_value(v)}" for k, v in o.items()))
+        facts.append("Order " + ", ".join(f"{k} {_value(v, today)}" for k, v in o.items()))
     return facts
 
 
-def _value(v) -> str:
+def _value(v, today: date) -> str:
     """Dates get their age in days: "can they still get a refund" turns on it."""
     if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
-        days = (date.today() - date.fromisoformat(v)).days
+        days = (today - date.fromisoformat(v)).days
         return f"{v} ({days} days ago)" if days >= 0 else v
     return str(v)

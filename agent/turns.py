@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from typing import Literal
 
 Status = Literal["answered", "partial", "unknown", "needs_confirmation", "smalltalk", "error"]
@@ -29,6 +30,9 @@ class Turn:
     conversation_id: str = ""
     history: tuple[Message, ...] = ()
     turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # The date the turn is answered on; None = the real date. Evaluations fix it, so an answer
+    # that depends on an order's age ("still inside the 30-day window?") is reproducible.
+    today: date | None = None
 
 
 @dataclass

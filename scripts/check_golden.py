@@ -16,7 +16,12 @@ Exits with status 1 and lists every problem if a check fails. Checks:
 The access rules mirror the ingester's conventions: Markdown front-matter ``acl`` first, then a
 ``<file>.meta.yaml`` sidecar, then the nearest ``_access.yaml`` up to the corpus root; no rule
 means admins only. A front-matter block or sidecar without an ``acl`` key falls through to the
-next level.
+next level. A PDF or Word file without a title in its sidecar takes the title from its own
+metadata, as the ingester does.
+
+A fact is looked up in the text as extracted and, for PDFs, also in the text a reader sees: the
+lines repeated on every page (running header, "Page N of M") removed and words hyphenated at a
+line end joined. So a fact may sit in a sentence that runs across a page break.
 """
 
 from __future__ import annotations
@@ -114,6 +119,8 @@ def metadata(path: Path, root: Path) -> dict:
         fm, _ = split_front_matter(path.read_text(encoding="utf-8"))
     side = load_yaml(path.with_name(path.name + ".meta.yaml"))
     meta = {k: fm.get(k, side.get(k)) for k in ("title", "owner", "updated", "url")}
+    if not meta["title"]:
+        meta["title"] = embedded_title(path)
     acl, acl_from = None, "none"
     if "acl" in fm:
         acl, acl_from = fm["acl"], "front-matter"
@@ -152,6 +159,42 @@ def pdf_pages(path: Path) -> list[str]:
     return [page.extract_text() or "" for page in PdfReader(str(path)).pages]
 
 
+def embedded_title(path: Path) -> str:
+    """The title a PDF or Word file carries in its own metadata ("" if none or reportlab's
+    "untitled"), which the ingester uses when the sidecar names no title."""
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        from pypdf import PdfReader
+
+        info = PdfReader(str(path)).metadata
+        title = str(info.title or "").strip() if info else ""
+    elif suffix == ".docx":
+        import docx
+
+        title = (docx.Document(str(path)).core_properties.title or "").strip()
+    else:
+        return ""
+    return "" if title.lower() == "untitled" else title
+
+
+PAGE_NUMBER = re.compile(r"^\s*(page\s+)?\d+(\s+(of|/)\s+\d+)?\s*$", re.IGNORECASE)
+
+
+def pdf_reader_text(pages: list[str]) -> str:
+    """A PDF's text as a reader sees it: the lines repeated on most pages (running header and
+    footer) and page numbers dropped, words hyphenated at a line end joined again."""
+    lines = [[line.strip() for line in page.splitlines()] for page in pages]
+    seen = Counter(line for page in lines for line in set(page) if line)
+    repeated = {line for line, n in seen.items() if len(pages) >= 3 and n >= 0.75 * len(pages)}
+    kept = [
+        line
+        for page in lines
+        for line in page
+        if line and line not in repeated and not PAGE_NUMBER.match(line)
+    ]
+    return re.sub(r"(?<=[a-z])-\n(?=[a-z])", "", "\n".join(kept))
+
+
 def docx_text(path: Path) -> str:
     import docx
 
@@ -185,7 +228,9 @@ def html_text(path: Path) -> str:
 def document_text(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix == ".pdf":
-        return "\n".join(pdf_pages(path))
+        pages = pdf_pages(path)
+        # As extracted, then as read: a fact may be found in either.
+        return "\n".join(pages) + "\n\n" + pdf_reader_text(pages)
     if suffix == ".docx":
         return docx_text(path)
     if suffix in (".html", ".htm"):

@@ -1,10 +1,12 @@
-"""How the golden set is scored: an item is scored as the header of examples/golden.yaml says,
-multi-turn items carry the assistant's real replies and dated items are answered as on their
-date (real handbook index, offline reasoner, no mocks)."""
+"""The golden set and how it is scored: the set is valid and complete, an item is scored as the
+header of examples/golden.yaml says, multi-turn items carry the assistant's real replies and dated
+items are answered as on their date (real handbook index, offline reasoner, no mocks)."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+from collections import Counter
 from dataclasses import replace
 from datetime import date
 
@@ -18,6 +20,15 @@ from bot.cli import main as footnote
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "examples" / "golden.yaml"
+
+
+def _check_golden():
+    spec = importlib.util.spec_from_file_location(
+        "check_golden", ROOT / "scripts" / "check_golden.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _item(**kw) -> GoldenItem:
@@ -38,6 +49,63 @@ def _result(text: str, status: str = "answered", cited: tuple[str, ...] = (), **
         Citation(n, doc, doc, "", doc, "", None, "", "", "") for n, doc in enumerate(cited, 1)
     ]
     return ItemResult(_item(**kw), Answer(text, status, citations), 0.01, [])
+
+
+# ----------------------------------------------------------------------------- the set
+
+
+def test_golden_set_is_valid_has_150_items_every_kind_and_keeps_the_original_99(capsys):
+    check = _check_golden()
+    assert check.main([]) == 0, capsys.readouterr().out
+    items = load_golden(GOLDEN)
+    assert len(items) >= 150
+    kinds = Counter(item.kind for item in items)
+    assert set(kinds) <= check.KINDS
+    for kind, least in check.MIN_KIND.items():
+        assert kinds[kind] >= least, kind
+    assert [i.id for i in items if i.original] == [f"q{n:02d}" for n in range(1, 100)]
+    assert all(i.set == "v2" for i in items[99:])
+
+
+def test_a_page_break_does_not_hide_a_fact_from_the_checker():
+    pages = [
+        "Northwind Cloud GmbH\nThe allowance is paid in full. You do not\nPage 1 of 3",
+        "Northwind Cloud GmbH\nneed to show receipts, and it is not paid retro-\nactively.\nPage 2 of 3",
+        "Northwind Cloud GmbH\nThe end.\nPage 3 of 3",
+    ]
+    text = _check_golden().pdf_reader_text(pages)
+    assert "You do not\nneed to show receipts" in text and "retroactively" in text
+    assert "Northwind Cloud GmbH" not in text and "Page" not in text
+
+
+def test_the_checker_rejects_a_conclusion_that_a_source_states_word_for_word(tmp_path):
+    check = _check_golden()
+    golden = tmp_path / "golden.yaml"
+    golden.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "id": "t1",
+                    "question": "Can customer 4215 still get a refund?",
+                    "user": "dave",
+                    "today": date(2026, 10, 6),
+                    "answerable": True,
+                    "sources": ["refunds.md"],
+                    "facts": ["60 days"],
+                    "conclusions": [["no refunds", "not eligible"]],
+                    "kind": "tool_policy",
+                    "set": "v2",
+                }
+            ]
+        )
+    )
+    rep = check.Report()
+    texts = {"refunds.md": "Annual plans: within 60 days. After that there are no refunds."}
+    check.check_golden(
+        golden, tmp_path, {"refunds.md": {"acl": ["*"]}}, texts, {"dave": {"sales"}}, rep
+    )
+    mine = [e for e in rep.errors if e.startswith("golden t1")]
+    assert len(mine) == 1 and "'no refunds'" in mine[0]
 
 
 # ----------------------------------------------------------------------------- scoring

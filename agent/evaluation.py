@@ -184,8 +184,12 @@ class EvalReport:
         return kinds
 
     def table(self) -> Table:
-        """The metrics of the original 99 next to those of the whole set."""
-        columns = {"original 99": self.original, "full set": self}
+        """The metrics of the original 99 next to those of the whole set (the column of the
+        original questions is left out when a --kind filter kept none of them)."""
+        original = self.original
+        columns = {f"full set ({len(self.results)})": self}
+        if original.results:
+            columns = {f"original ({len(original.results)})": original} | columns
         t = Table(
             "metric",
             *columns,

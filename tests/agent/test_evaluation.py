@@ -163,6 +163,8 @@ def test_the_report_shows_the_original_99_and_every_kind_on_their_own():
     assert kinds["table"].kind_row() == ["1", "0.000", "0.000", "–", "1.000", "–"]
     assert kinds["near_miss"].kind_row() == ["1", "1.000", "–", "1.000", "–", "–"]
     assert kinds["single"].kind_row()[-1] == "1.000"  # the citation came from an expected source
+    assert [c.header for c in report.table().columns] == ["metric", "original (1)", "full set (3)"]
+    assert [c.header for c in kinds["table"].table().columns] == ["metric", "full set (1)"]
 
 
 def test_eval_rejects_an_unknown_kind_before_loading_anything(capsys):

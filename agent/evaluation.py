@@ -2,22 +2,38 @@
 
 Retrieval is scored on the asker's own search (Recall@5, MRR@10 of the expected documents);
 answers on status (refusal accuracy, over-refusal), citations (from an expected document) and
-key facts (literal strings a correct answer contains).
+key facts (literal strings a correct answer contains; a fact may list alternatives, any one of
+which counts, and ``conclusions`` are key facts that no document states word for word).
+
+An item counts as answered correctly when an answerable item is answered with every key fact and
+none of its ``forbidden`` strings (the rule for another audience, a previous turn's customer), and
+when an unanswerable one gets "I don't know". The report gives the figures for the whole set,
+for the original 99 (``set: v1``) and per kind.
+
+Multi-turn items ask their earlier ``turns`` first, in the same conversation, and pass the
+assistant's real replies on as history; only the last answer is scored. Their retrieval is not
+scored: a follow-up's words alone ("and for contractors?") are no search. Items with ``today``
+are answered as on that date, so CRM ages and refund windows do not drift.
 """
 
 from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 import yaml
 from rich.table import Table
 
-from agent.assistant import build_assistant
-from agent.turns import Answer, Turn
+from agent.assistant import Assistant, build_assistant
+from agent.turns import Answer, Message, Turn
+
+ORIGINAL_SET = "v1"
+REFUSED = "unknown"
+ANSWERED = ("answered", "partial")
 
 
 @dataclass
@@ -27,21 +43,47 @@ class GoldenItem:
     user: str
     answerable: bool
     sources: list[str]
-    facts: list[str]
+    facts: list[list[str]]  # each fact: its acceptable spellings, any one of them is enough
     kind: str
+    conclusions: list[list[str]] = field(default_factory=list)  # key facts no document states
+    forbidden: list[str] = field(default_factory=list)  # strings a correct answer never contains
+    turns: list[str] = field(default_factory=list)  # earlier questions of the same conversation
+    today: date | None = None  # answer as on this date (CRM ages, refund windows)
+    groups: tuple[str, ...] | None = None  # an asker the directory lacks
+    channel: list[str] = field(default_factory=list)  # the other members, for a channel question
+    set: str = ORIGINAL_SET
+
+    @property
+    def key_facts(self) -> list[list[str]]:
+        return self.facts + self.conclusions
+
+    @property
+    def original(self) -> bool:
+        return self.set == ORIGINAL_SET
+
+
+def _alternatives(fact: object) -> list[str]:
+    return [str(f) for f in fact] if isinstance(fact, list) else [str(fact)]
 
 
 def load_golden(path: Path) -> list[GoldenItem]:
     rows = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     return [
         GoldenItem(
-            r["id"],
-            r["question"],
-            r["user"],
-            bool(r["answerable"]),
-            list(r.get("sources") or []),
-            [str(f) for f in r.get("facts") or []],
-            r.get("kind", "single"),
+            id=str(r["id"]),
+            question=r["question"],
+            user=r.get("user") or f"golden-{r['id']}",
+            answerable=bool(r["answerable"]),
+            sources=list(r.get("sources") or []),
+            facts=[_alternatives(f) for f in r.get("facts") or []],
+            kind=r.get("kind", "single"),
+            conclusions=[_alternatives(f) for f in r.get("conclusions") or []],
+            forbidden=[str(f) for f in r.get("forbidden") or []],
+            turns=[str(t) for t in r.get("turns") or []],
+            today=r.get("today"),
+            groups=tuple(r["groups"]) if r.get("groups") is not None else None,
+            channel=list(r.get("channel") or []),
+            set=str(r.get("set", ORIGINAL_SET)),
         )
         for r in rows
     ]
@@ -51,12 +93,53 @@ def _is_expected(doc_id: str, sources: list[str]) -> bool:
     return any(doc_id.endswith("/" + s) or doc_id == s for s in sources)
 
 
+def _found(alternatives: list[str], text: str) -> bool:
+    return any(a.lower() in text for a in alternatives)
+
+
 @dataclass
 class ItemResult:
     item: GoldenItem
     answer: Answer
     seconds: float
     ranks: list[int]  # rank (1-based) of each expected source in the asker's top 10, 0 if absent
+
+    @property
+    def answered(self) -> bool:
+        return self.answer.status in ANSWERED
+
+    @property
+    def missing(self) -> list[str]:
+        """Key facts the answer lacks (each shown by its first spelling)."""
+        text = self.answer.text.lower()
+        return [f[0] for f in self.item.key_facts if not _found(f, text)]
+
+    @property
+    def forbidden_found(self) -> list[str]:
+        text = self.answer.text.lower()
+        return [f for f in self.item.forbidden if f.lower() in text]
+
+    @property
+    def fact_coverage(self) -> float:
+        facts = self.item.key_facts
+        if not self.answered:
+            return 0.0
+        return (len(facts) - len(self.missing)) / len(facts)
+
+    @property
+    def correct(self) -> bool:
+        if not self.item.answerable:
+            return self.answer.status == REFUSED
+        return self.answered and not self.missing and not self.forbidden_found
+
+
+def _citation_scores(results: Sequence[ItemResult]) -> list[float]:
+    return [
+        1.0 if _is_expected(c.doc_id, r.item.sources) else 0.0
+        for r in results
+        if r.item.answerable and r.answered
+        for c in r.answer.citations
+    ]
 
 
 @dataclass
@@ -69,59 +152,95 @@ class EvalReport:
         unans = [r for r in self.results if not r.item.answerable]
         recall5 = [sum(1 for k in r.ranks if 0 < k <= 5) / len(r.ranks) for r in ans if r.ranks]
         mrr = [1 / min(k for k in r.ranks if k) if any(r.ranks) else 0.0 for r in ans if r.ranks]
-        cites = [
-            c for r in ans for c in r.answer.citations if r.answer.status in ("answered", "partial")
-        ]
-        facts = [
-            sum(f.lower() in r.answer.text.lower() for f in r.item.facts) / len(r.item.facts)
-            if r.answer.status in ("answered", "partial")
-            else 0.0
-            for r in ans
-            if r.item.facts
-        ]
+        facts = [r.fact_coverage for r in ans if r.item.key_facts]
         rounds = [max((s.round for s in r.answer.trace), default=0) for r in self.results]
         secs = sorted(r.seconds for r in self.results)
         return {
             "questions": len(self.results),
             "recall@5": _mean(recall5),
             "mrr@10": _mean(mrr),
-            "citation_accuracy": _mean(
-                [
-                    1.0 if _is_expected(c.doc_id, r.item.sources) else 0.0
-                    for r in ans
-                    for c in r.answer.citations
-                    if r.answer.status in ("answered", "partial")
-                ]
-            )
-            if cites
-            else 0.0,
-            "refusal_accuracy": _mean(
-                [1.0 if r.answer.status == "unknown" else 0.0 for r in unans]
-            ),
-            "over_refusal": _mean([1.0 if r.answer.status == "unknown" else 0.0 for r in ans]),
+            "citation_accuracy": _mean(_citation_scores(ans)),
+            "refusal_accuracy": _mean([1.0 if r.answer.status == REFUSED else 0.0 for r in unans]),
+            "over_refusal": _mean([1.0 if r.answer.status == REFUSED else 0.0 for r in ans]),
             "key_fact_coverage": _mean(facts),
+            "answered_correctly": _mean([1.0 if r.correct else 0.0 for r in self.results]),
             "mean_rounds": _mean(rounds),
             "p50_ms": 1000 * secs[len(secs) // 2] if secs else 0.0,
             "p95_ms": 1000 * secs[min(len(secs) - 1, int(len(secs) * 0.95))] if secs else 0.0,
         }
 
+    def subset(self, keep: Callable[[GoldenItem], bool]) -> EvalReport:
+        return EvalReport([r for r in self.results if keep(r.item)])
+
+    @property
+    def original(self) -> EvalReport:
+        """The 99 questions the set had before issue 12, so old figures stay comparable."""
+        return self.subset(lambda item: item.original)
+
+    def by_kind(self) -> dict[str, EvalReport]:
+        kinds: dict[str, EvalReport] = {}
+        for r in self.results:
+            kinds.setdefault(r.item.kind, EvalReport()).results.append(r)
+        return kinds
+
     def table(self) -> Table:
-        t = Table("metric", "value", title=f"golden set — {len(self.results)} questions")
-        for k, v in self.metrics.items():
-            t.add_row(
-                k, f"{v:.3f}" if isinstance(v, float) and not k.endswith("ms") else f"{v:.0f}"
-            )
+        """The metrics of the original 99 next to those of the whole set (the column of the
+        original questions is left out when a --kind filter kept none of them)."""
+        original = self.original
+        columns = {f"full set ({len(self.results)})": self}
+        if original.results:
+            columns = {f"original ({len(original.results)})": original} | columns
+        t = Table(
+            "metric",
+            *columns,
+            title=f"golden set — {len(self.results)} questions",
+        )
+        values = {name: report.metrics for name, report in columns.items()}
+        for k in self.metrics:
+            t.add_row(k, *(_cell(k, v[k]) for v in values.values()))
         return t
+
+    def kind_table(self) -> Table:
+        """Per kind: how many, answered correctly, key facts, refusals, citations ("–" = n/a)."""
+        t = Table(
+            "kind",
+            "n",
+            "correct",
+            "key facts",
+            "refusal",
+            "over-refusal",
+            "citations",
+            title="per kind",
+        )
+        rows = sorted(self.by_kind().items(), key=lambda kv: (kv[1].results[0].item.set, kv[0]))
+        for kind, report in [*rows, ("all", self)]:
+            t.add_row(kind, *report.kind_row())
+        return t
+
+    def kind_row(self) -> list[str]:
+        ans = [r for r in self.results if r.item.answerable]
+        unans = [r for r in self.results if not r.item.answerable]
+        facts = [r.fact_coverage for r in ans if r.item.key_facts]
+        cites = _citation_scores(ans)
+        return [
+            str(len(self.results)),
+            _rate([1.0 if r.correct else 0.0 for r in self.results]),
+            _rate(facts),
+            _rate([1.0 if r.answer.status == REFUSED else 0.0 for r in unans]),
+            _rate([1.0 if r.answer.status == REFUSED else 0.0 for r in ans]),
+            _rate(cites),
+        ]
 
     def failures(self) -> list[str]:
         out = []
         for r in self.results:
-            wrong = (r.answer.status == "unknown") == r.item.answerable
-            missing = [f for f in r.item.facts if f.lower() not in r.answer.text.lower()]
-            if wrong or (r.item.answerable and missing):
-                out.append(
-                    f"{r.item.id} [{r.item.kind}] {r.answer.status} {r.item.question!r} missing={missing}"
-                )
+            if r.correct:
+                continue
+            wrong = f" forbidden={r.forbidden_found}" if r.forbidden_found else ""
+            out.append(
+                f"{r.item.id} [{r.item.kind}] {r.answer.status} {r.item.question!r} "
+                f"missing={r.missing if r.item.answerable else []}{wrong}"
+            )
         return out
 
 
@@ -129,19 +248,65 @@ def _mean(xs: Sequence[float]) -> float:
     return statistics.fmean(xs) if xs else 0.0
 
 
-async def run_eval(deps, golden: list[GoldenItem]) -> EvalReport:
-    assistant = build_assistant(deps)
+def _rate(xs: Sequence[float]) -> str:
+    return f"{statistics.fmean(xs):.3f}" if xs else "–"
+
+
+def _cell(metric: str, value: float) -> str:
+    return (
+        f"{value:.3f}" if isinstance(value, float) and not metric.endswith("ms") else f"{value:.0f}"
+    )
+
+
+async def run_eval(
+    deps, golden: list[GoldenItem], assistant: Assistant | None = None
+) -> EvalReport:
+    """Ask every item as its asker (and, for a channel item, with its members), score it."""
+    assistant = assistant or build_assistant(deps)
     report = EvalReport()
     for item in golden:
-        person = deps.directory.find(item.user)
-        groups = tuple(person.groups) if person else ()
-        hits = deps.retriever.search(item.question, groups, top_k=10)
-        docs = list(dict.fromkeys(h.doc_id for h in hits))
-        ranks = [
-            next((i + 1 for i, d in enumerate(docs) if _is_expected(d, [s])), 0)
-            for s in item.sources
-        ]
+        groups = item.groups if item.groups is not None else _groups(deps, item.user)
+        members: tuple[tuple[str, ...], ...] = ()
+        if item.channel:
+            members = tuple(dict.fromkeys([groups, *(_groups(deps, m) for m in item.channel)]))
+
+        ranks: list[int] = []
+        if not item.turns:
+            hits = deps.retriever.search(item.question, groups, top_k=10)
+            docs = list(dict.fromkeys(h.doc_id for h in hits))
+            ranks = [
+                next((i + 1 for i, d in enumerate(docs) if _is_expected(d, [s])), 0)
+                for s in item.sources
+            ]
+        history: tuple[Message, ...] = ()
+        for earlier in item.turns:
+            reply = await assistant.answer(_turn(item, groups, members, earlier, history))
+            history += (Message("user", earlier), Message("assistant", reply.text))
         started = time.perf_counter()
-        answer = await assistant.answer(Turn(user_id=item.user, text=item.question, groups=groups))
+        answer = await assistant.answer(_turn(item, groups, members, item.question, history))
         report.results.append(ItemResult(item, answer, time.perf_counter() - started, ranks))
     return report
+
+
+def _turn(
+    item: GoldenItem,
+    groups: tuple[str, ...],
+    members: tuple[tuple[str, ...], ...],
+    text: str,
+    history: tuple[Message, ...],
+) -> Turn:
+    return Turn(
+        user_id=item.user,
+        text=text,
+        groups=groups,
+        channel_kind="channel" if item.channel else "dm",
+        member_groups=members,
+        conversation_id=f"golden-{item.id}",
+        history=history,
+        today=item.today,
+    )
+
+
+def _groups(deps, user: str) -> tuple[str, ...]:
+    person = deps.directory.find(user)
+    return tuple(person.groups) if person else ()

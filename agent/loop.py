@@ -140,7 +140,7 @@ class AnswerLoop(Workflow):
                 return StopEvent(
                     result=Answer(text[:1].upper() + text[1:] + ".", "rejected", trace=run.trace)
                 )
-            run.facts = _crm_facts(record)
+            run.facts = _crm_facts(record, run.turn.today or date.today())
         return PlanEvent(run=run)
 
     @step
@@ -412,21 +412,23 @@ def _ticket_body(question: str, searched: list[str]) -> str:
     return body
 
 
-def _crm_facts(record: dict) -> list[str]:
+def _crm_facts(record: dict, today: date) -> list[str]:
     if "error" in record:
         return [record["error"]]
     facts = [
         f"Customer {record.get('id')}: "
-        + ", ".join(f"{k} {_value(v)}" for k, v in record.items() if k not in ("orders", "id"))
+        + ", ".join(
+            f"{k} {_value(v, today)}" for k, v in record.items() if k not in ("orders", "id")
+        )
     ]
     for o in record.get("orders", []):
-        facts.append("Order " + ", ".join(f"{k} {_value(v)}" for k, v in o.items()))
+        facts.append("Order " + ", ".join(f"{k} {_value(v, today)}" for k, v in o.items()))
     return facts
 
 
-def _value(v) -> str:
+def _value(v, today: date) -> str:
     """Dates get their age in days: "can they still get a refund" turns on it."""
     if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
-        days = (date.today() - date.fromisoformat(v)).days
+        days = (today - date.fromisoformat(v)).days
         return f"{v} ({days} days ago)" if days >= 0 else v
     return str(v)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from typing import Literal
 
 # "rejected": the turn was not run (an empty or over-long question); no feedback is asked for.
@@ -42,6 +43,9 @@ class Turn:
     conversation_id: str = ""
     history: tuple[Message, ...] = ()
     turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # The date the turn is answered on; None = the real date. Evaluations fix it, so an answer
+    # that depends on an order's age ("still inside the 30-day window?") is reproducible.
+    today: date | None = None
 
 
 @dataclass

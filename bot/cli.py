@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("eval", help="run the golden question set and print the metrics")
     p.add_argument("--golden", type=Path, default=None, help="defaults to examples/golden.yaml")
     p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--kind", default="", help="only these kinds, e.g. table,followup")
+    p.add_argument("--failures", action="store_true", help="list the items answered wrongly")
 
     p = sub.add_parser(
         "serve", help="the Slack and Teams adapters, citation links and health checks"
@@ -236,13 +238,27 @@ def cmd_eval(args, settings: Settings) -> int:
     from agent.evaluation import load_golden, run_eval
     from bot.app import build_deps
 
+    golden = load_golden(args.golden or EXAMPLES / "golden.yaml")
+    kinds = {k.strip() for k in args.kind.split(",") if k.strip()}
+    if kinds:
+        unknown = kinds - {item.kind for item in golden}
+        if unknown:
+            raise ConfigError(
+                f"no golden items of kind {', '.join(sorted(unknown))}; "
+                f"known kinds: {', '.join(sorted({item.kind for item in golden}))}"
+            )
+        golden = [item for item in golden if item.kind in kinds]
+    golden = golden[: args.limit]
     deps = build_deps(settings)
     if not deps.index.count():
         run_ingest(deps, EXAMPLES / "handbook", [])
-    golden = load_golden(args.golden or EXAMPLES / "golden.yaml")[: args.limit]
     with console.status("asking the golden questions…"):
         report = asyncio.run(run_eval(deps, golden))
     console.print(report.table())
+    console.print(report.kind_table())
+    if args.failures:
+        for line in report.failures():
+            console.print(line, markup=False, highlight=False)
     deps.close()
     return 0
 

@@ -9,19 +9,27 @@ Exits with status 1 and lists every problem if a check fails. Checks:
   PDFs really differ per page, and no document mentions pets;
 * directory.yaml: every user has identity fields and known groups;
 * golden.yaml: required fields and kinds, minimum counts per kind, every source exists and is
-  readable by the asking user, every fact occurs (case-insensitively) in at least one listed
-  source, acl_denied entries name a document the user cannot read;
+  readable by the asker (and, in a channel, by every member), every fact occurs
+  (case-insensitively; for a fact with alternatives, one of them) in at least one listed
+  source, acl_denied entries name a document the user cannot read, and the fields of the
+  second set are well-formed (turns, conclusions, forbidden, today, groups, channel);
 * crm.json: customers referenced in the ticket log exist and orders are consistent with the plans.
 
 The access rules mirror the ingester's conventions: Markdown front-matter ``acl`` first, then a
 ``<file>.meta.yaml`` sidecar, then the nearest ``_access.yaml`` up to the corpus root; no rule
 means admins only. A front-matter block or sidecar without an ``acl`` key falls through to the
-next level.
+next level. A PDF or Word file without a title in its sidecar takes the title from its own
+metadata, as the ingester does.
+
+A fact is looked up in the text as extracted and, for PDFs, also in the text a reader sees: the
+lines repeated on every page (running header, "Page N of M") removed and words hyphenated at a
+line end joined. So a fact may sit in a sentence that runs across a page break.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import re
 import sys
@@ -56,17 +64,51 @@ KINDS = {
     "acl_denied",
     "unanswerable",
     "injection",
+    # the second set (issue 12): one kind per way answers went wrong for new users
+    "table",
+    "scope",
+    "superlative",
+    "followup",
+    "tool_policy",
+    "longpdf",
+    "no_conflict",
+    "terse",
+    "typo",
+    "ja",
+    "de",
+    "ru",
+    "near_miss",
+    "channel",
 }
 MIN_KIND = {
     "unanswerable": 14,
     "acl_denied": 5,
     "version": 4,
-    "uk": 3,
-    "zh": 3,
+    "uk": 5,
+    "zh": 5,
     "crosslingual": 2,
     "injection": 1,
     "conflict": 1,
+    "table": 10,
+    "scope": 8,
+    "superlative": 6,
+    "followup": 10,
+    "tool_policy": 6,
+    "longpdf": 10,
+    "no_conflict": 3,
+    "terse": 3,
+    "typo": 3,
+    "ja": 3,
+    "de": 3,
+    "ru": 3,
+    "near_miss": 6,
+    "channel": 2,
 }
+MIN_ENTRIES = 150
+# Kinds whose entries expect "I don't know"; followups and channel questions may go either way.
+REFUSAL_KINDS = {"unanswerable", "acl_denied", "near_miss"}
+EITHER_KINDS = {"followup", "channel"}
+SETS = {"v1", "v2"}
 MIN_FORMATS = {".md": 1, ".html": 1, ".pdf": 2, ".docx": 2, ".txt": 2}
 EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(\.[\w-]+)+$")
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -114,6 +156,8 @@ def metadata(path: Path, root: Path) -> dict:
         fm, _ = split_front_matter(path.read_text(encoding="utf-8"))
     side = load_yaml(path.with_name(path.name + ".meta.yaml"))
     meta = {k: fm.get(k, side.get(k)) for k in ("title", "owner", "updated", "url")}
+    if not meta["title"]:
+        meta["title"] = embedded_title(path)
     acl, acl_from = None, "none"
     if "acl" in fm:
         acl, acl_from = fm["acl"], "front-matter"
@@ -152,6 +196,42 @@ def pdf_pages(path: Path) -> list[str]:
     return [page.extract_text() or "" for page in PdfReader(str(path)).pages]
 
 
+def embedded_title(path: Path) -> str:
+    """The title a PDF or Word file carries in its own metadata ("" if none or reportlab's
+    "untitled"), which the ingester uses when the sidecar names no title."""
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        from pypdf import PdfReader
+
+        info = PdfReader(str(path)).metadata
+        title = str(info.title or "").strip() if info else ""
+    elif suffix == ".docx":
+        import docx
+
+        title = (docx.Document(str(path)).core_properties.title or "").strip()
+    else:
+        return ""
+    return "" if title.lower() == "untitled" else title
+
+
+PAGE_NUMBER = re.compile(r"^\s*(page\s+)?\d+(\s+(of|/)\s+\d+)?\s*$", re.IGNORECASE)
+
+
+def pdf_reader_text(pages: list[str]) -> str:
+    """A PDF's text as a reader sees it: the lines repeated on most pages (running header and
+    footer) and page numbers dropped, words hyphenated at a line end joined again."""
+    lines = [[line.strip() for line in page.splitlines()] for page in pages]
+    seen = Counter(line for page in lines for line in set(page) if line)
+    repeated = {line for line, n in seen.items() if len(pages) >= 3 and n >= 0.75 * len(pages)}
+    kept = [
+        line
+        for page in lines
+        for line in page
+        if line and line not in repeated and not PAGE_NUMBER.match(line)
+    ]
+    return re.sub(r"(?<=[a-z])-\n(?=[a-z])", "", "\n".join(kept))
+
+
 def docx_text(path: Path) -> str:
     import docx
 
@@ -185,7 +265,9 @@ def html_text(path: Path) -> str:
 def document_text(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix == ".pdf":
-        return "\n".join(pdf_pages(path))
+        pages = pdf_pages(path)
+        # As extracted, then as read: a fact may be found in either.
+        return "\n".join(pages) + "\n\n" + pdf_reader_text(pages)
     if suffix == ".docx":
         return docx_text(path)
     if suffix in (".html", ".htm"):
@@ -311,6 +393,67 @@ def denied_comments(golden_path: Path) -> dict[str, str]:
     return result
 
 
+def alternatives(fact: object) -> list[str]:
+    """A fact is a string or a list of acceptable strings (any one of them is enough)."""
+    if isinstance(fact, list):
+        return [str(f) for f in fact]
+    return [str(fact)]
+
+
+def check_item_fields(e: dict, where: str, users: dict[str, set[str]], rep: Report) -> None:
+    """The optional fields of the second set: well-formed, or an error that says how."""
+    if e.get("set", "v1") not in SETS:
+        rep.error(f"{where}: set must be one of {sorted(SETS)}")
+    for key in ("facts", "conclusions"):
+        for fact in e.get(key) or []:
+            alts = alternatives(fact)
+            if not alts or not all(a.strip() for a in alts):
+                rep.error(f"{where}: empty string in {key}")
+    forbidden = e.get("forbidden")
+    if forbidden is not None and (
+        not isinstance(forbidden, list) or not all(isinstance(f, str) and f for f in forbidden)
+    ):
+        rep.error(f"{where}: forbidden must be a list of strings")
+    if e.get("conclusions") and e.get("answerable") is not True:
+        rep.error(f"{where}: conclusions only make sense on answerable entries")
+    turns = e.get("turns")
+    if turns is not None and (
+        not isinstance(turns, list) or not turns or not all(isinstance(t, str) for t in turns)
+    ):
+        rep.error(f"{where}: turns must be a non-empty list of earlier questions")
+    if (e.get("kind") == "followup") != bool(turns):
+        rep.error(f"{where}: followup entries and only they have turns")
+    today = e.get("today")
+    if today is not None and not isinstance(today, dt.date):
+        rep.error(f"{where}: today must be a YYYY-MM-DD date, got {today!r}")
+    if e.get("kind") == "tool_policy" and today is None:
+        rep.error(f"{where}: tool_policy entries depend on the date, give them a today:")
+    groups = e.get("groups")
+    if groups is not None:
+        if "user" in e:
+            rep.error(f"{where}: give user or groups, not both")
+        if not isinstance(groups, list) or not groups or set(groups) - GROUPS:
+            rep.error(f"{where}: groups must be a non-empty list of known groups {sorted(GROUPS)}")
+    channel = e.get("channel")
+    if channel is not None:
+        if e.get("kind") != "channel":
+            rep.error(f"{where}: only channel entries have channel members")
+        if not isinstance(channel, list) or not channel:
+            rep.error(f"{where}: channel must list the other members of the channel")
+        else:
+            for member in channel:
+                if member not in users:
+                    rep.error(f"{where}: unknown channel member {member!r}")
+    elif e.get("kind") == "channel":
+        rep.error(f"{where}: channel entries need channel: [other members]")
+
+
+def asker_groups(e: dict, users: dict[str, set[str]]) -> set[str] | None:
+    if "groups" in e:
+        return set(e.get("groups") or [])
+    return users.get(e.get("user"))
+
+
 def check_golden(
     path: Path,
     root: Path,
@@ -326,13 +469,16 @@ def check_golden(
     used_sources: set[str] = set()
     users_seen: set[str] = set()
     norm_texts = {rel: norm(t) for rel, t in texts.items()}
+    scope_askers: dict[str, set[str]] = {}
 
     for e in entries:
         qid = str(e.get("id"))
         where = f"golden {qid}"
-        for key in ("id", "question", "user", "answerable", "sources", "facts", "kind"):
+        for key in ("id", "question", "answerable", "sources", "facts", "kind"):
             if key not in e:
                 rep.error(f"{where}: missing {key}")
+        if "user" not in e and "groups" not in e:
+            rep.error(f"{where}: missing user (or groups)")
         if qid in ids:
             rep.error(f"{where}: duplicate id")
         ids.add(qid)
@@ -340,19 +486,25 @@ def check_golden(
         kinds[kind] += 1
         if kind not in KINDS:
             rep.error(f"{where}: unknown kind {kind!r}")
+        check_item_fields(e, where, users, rep)
         user = e.get("user")
-        users_seen.add(user)
-        if user not in users:
-            rep.error(f"{where}: unknown user {user!r}")
-            continue
-        groups = users[user]
+        if user is not None:
+            users_seen.add(user)
+            if user not in users:
+                rep.error(f"{where}: unknown user {user!r}")
+                continue
+        groups = asker_groups(e, users) or set()
+        readers = [groups] + [users[m] for m in e.get("channel") or [] if m in users]
         sources = e.get("sources") or []
         facts = e.get("facts") or []
+        if kind == "scope":
+            who = "contractor" if "contractors" in groups else "employee"
+            scope_askers.setdefault(norm(str(e.get("question", ""))), set()).add(who)
 
         if e.get("answerable") is False:
             if sources:
                 rep.error(f"{where}: unanswerable entries must have sources: []")
-            if kind not in ("unanswerable", "acl_denied"):
+            if kind not in REFUSAL_KINDS | EITHER_KINDS:
                 rep.error(f"{where}: answerable false but kind {kind}")
             if kind == "acl_denied":
                 target = denied.get(qid)
@@ -366,24 +518,41 @@ def check_golden(
 
         if e.get("answerable") is not True:
             rep.error(f"{where}: answerable must be true or false")
-        if kind in ("unanswerable", "acl_denied"):
+        if kind in REFUSAL_KINDS:
             rep.error(f"{where}: kind {kind} must have answerable: false")
         if not sources:
             rep.error(f"{where}: answerable entry without sources")
         if not facts:
             rep.error(f"{where}: answerable entry without facts")
-        if kind in ("compound", "compare") and len(sources) < 2:
+        if kind in ("compound", "compare", "no_conflict") and len(sources) < 2:
             rep.error(f"{where}: {kind} needs at least 2 sources")
         for src in sources:
             used_sources.add(src)
             if src not in metas:
                 rep.error(f"{where}: source {src} is not a document in the corpus")
-            elif not can_read(groups, metas[src]["acl"]):
-                rep.error(f"{where}: {user} cannot read source {src} (acl {metas[src]['acl']})")
+                continue
+            for reader in readers:
+                if not can_read(reader, metas[src]["acl"]):
+                    rep.error(
+                        f"{where}: {sorted(reader)} cannot read source {src} (acl {metas[src]['acl']})"
+                    )
         for fact in facts:
-            needle = norm(str(fact))
-            if not any(needle in norm_texts.get(src, "") for src in sources):
+            if not any(
+                norm(alt) in norm_texts.get(src, "")
+                for alt in alternatives(fact)
+                for src in sources
+            ):
                 rep.error(f"{where}: fact {fact!r} not found in {sources}")
+        for conclusion in e.get("conclusions") or []:
+            for alt in alternatives(conclusion):
+                quoted = [src for src in sources if norm(alt) in norm_texts.get(src, "")]
+                if quoted:
+                    rep.error(
+                        f"{where}: conclusion {alt!r} is written in {quoted}; quoting it would "
+                        "pass without drawing the conclusion (make it a fact, or reword it)"
+                    )
+        if kind == "longpdf" and not any(s.endswith(".pdf") for s in sources):
+            rep.error(f"{where}: longpdf entries need a PDF source")
         question = norm(str(e.get("question", "")))
         if len(question.split()) >= 8 and any(
             question.rstrip("?") in norm_texts.get(s, "") for s in sources
@@ -396,13 +565,15 @@ def check_golden(
         if kind == "conflict" and (not sources or "2026" not in sources[0]):
             rep.warn(f"{where}: conflict question should list the current (2026) source first")
 
-    if len(entries) < 56:
-        rep.error(f"golden: {len(entries)} entries (need at least 56)")
+    if len(entries) < MIN_ENTRIES:
+        rep.error(f"golden: {len(entries)} entries (need at least {MIN_ENTRIES})")
     for kind, n in MIN_KIND.items():
         if kinds[kind] < n:
             rep.error(f"golden: {kinds[kind]} {kind} entries (need at least {n})")
     if kinds["compound"] + kinds["compare"] < 5:
         rep.error("golden: need at least 5 compound/compare entries")
+    if kinds["scope"] and not any(len(who) == 2 for who in scope_askers.values()):
+        rep.error("golden: no scope question is asked by both a contractor and an employee")
     missing_users = set(users) - users_seen
     if missing_users:
         rep.warn(f"golden: no questions from {sorted(missing_users)}")

@@ -27,10 +27,14 @@ from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import mm
 from reportlab.platypus import (
+    BaseDocTemplate,
+    CondPageBreak,
+    Frame,
     KeepTogether,
     ListFlowable,
     ListItem,
     PageBreak,
+    PageTemplate,
     Paragraph,
     SimpleDocTemplate,
     Spacer,
@@ -834,6 +838,452 @@ VPN_SETUP = [
     ),
 ]
 
+# A long handbook exported from a word processor: prose that wraps and hyphenates, paragraphs and
+# tables that run across pages, a running header and a page footer, no bookmarks. The title sits
+# only in the PDF metadata and the first heading.
+RELOCATION_HANDBOOK = [
+    ("h1", "Relocation Handbook"),
+    (
+        "p",
+        "People Operations · Version 2026.1 · valid for relocations agreed from 1 March 2026",
+    ),
+    ("h2", "1. Why this handbook exists"),
+    (
+        "p",
+        "Moving to a new city for a job is exciting, but it is also one of the most stressful things people do. "
+        "Between visa appointments, flat viewings in a language you may not speak yet and a container of furniture "
+        "somewhere at sea, it is easy to lose track of what the company pays for and what you have to organise "
+        "yourself. This handbook brings all of that together in one place. It describes the relocation package "
+        "Northwind Cloud offers, the order in which things usually happen, and the people who help you along the "
+        "way. It replaces the relocation paragraphs of individual offer letters signed before 1 March 2026, unless "
+        "your offer letter explicitly promised something more generous, in which case the offer letter wins.",
+    ),
+    (
+        "p",
+        "The handbook is written for the person who moves. Hiring managers and recruiters will find the approval "
+        "rules in section 12, and everybody will find a checklist for the first four weeks in the appendix. Where "
+        "the handbook refers to other policies, such as the Business Travel Policy or the Leave Policy, those "
+        "policies continue to apply in full; this handbook only adds what is specific to a relocation.",
+    ),
+    ("h2", "2. Who is eligible"),
+    (
+        "p",
+        "You are eligible for relocation support if Northwind hires you into a role that requires you to move to "
+        "Berlin or Shanghai, or asks you to move there, and all of the following apply: your new place of work is "
+        "more than 100 km away from where you live when you accept the offer; you have an employment contract "
+        "with a Northwind entity that runs for at least 12 months or has no end date; and your move takes place "
+        "within 6 months of your start date. If your start date is postponed, for example because a visa takes "
+        "longer than expected, the 6 months are counted from the postponed start date.",
+    ),
+    (
+        "p",
+        "Internal transfers between the Berlin, Kyiv and Shanghai offices are treated like new hires, with the "
+        "differences described in section 11. Relocations into the Kyiv office are currently accepted only as "
+        "internal transfers, and they need the approval of the Security team in addition to the usual approvals "
+        "in section 12.",
+    ),
+    (
+        "p",
+        "Relocation support is not available to contractors, freelancers or agency staff, whatever the length of "
+        "their engagement. If a contractor needs to work on site for a longer period, the engaging manager plans "
+        "the travel and the hotel under the Expense Policy for Contractors. Interns and working students on "
+        "contracts shorter than 12 months receive the journey to the new location described in section 5 and up "
+        "to 30 nights of temporary housing, but no relocation allowance and no shipment of household goods.",
+    ),
+    ("h2", "3. Your relocation at a glance"),
+    (
+        "p",
+        "Every relocation follows the same broad sequence. The exact dates depend on your visa, your family "
+        "situation and the housing market, but most moves to Berlin take between eight and fourteen weeks from "
+        "the signed offer to the first day in the office. Moves to Shanghai usually take longer, because the work "
+        "permit has to be approved before the residence permit can be applied for, and both steps are done one "
+        "after the other by the authorities.",
+    ),
+    (
+        "table",
+        [
+            ["Step", "Who", "Typical timing"],
+            [
+                "Kick-off call with your relocation consultant",
+                "MoveWell",
+                "within 5 working days of the signed offer",
+            ],
+            ["Visa and work permit application", "MoveWell and People Operations", "weeks 1 to 8"],
+            ["House-hunting trip (optional)", "You, with MoveWell", "2 to 4 weeks before the move"],
+            ["Shipment of household goods", "MoveWell's moving company", "the week of the move"],
+            ["Temporary housing", "MoveWell", "from the day you arrive"],
+            [
+                "Registration, tax ID and bank account",
+                "You, with MoveWell",
+                "first 2 weeks after arrival",
+            ],
+            ["Relocation allowance paid", "Payroll", "with your first salary"],
+        ],
+    ),
+    (
+        "p",
+        "Our relocation partner is MoveWell Relocation GmbH. After you sign your offer, People Operations "
+        "introduces you to a personal relocation consultant at MoveWell, who stays your contact until you have "
+        "moved into a permanent home. MoveWell works on Northwind's instructions: if the consultant suggests "
+        "something that this handbook does not cover, check with People Operations before you commit to it, "
+        "because Northwind only pays for what is described here or written into your offer letter.",
+    ),
+    ("h2", "4. Visas and work permits"),
+    (
+        "p",
+        "Colleagues who are not citizens of an EU or EEA country need a visa and a work permit before they can "
+        "start in Berlin. Most receive an EU Blue Card. Northwind uses the accelerated procedure for skilled "
+        "workers, which shortens the wait for an appointment at the German embassy to about three weeks in most "
+        "countries. Northwind pays the fee for the accelerated procedure of 411 EUR and all visa and permit fees "
+        "for you and for the family members who move with you. Your start date is only confirmed once the visa "
+        "has been granted; until then, please do not give notice on your current flat.",
+    ),
+    (
+        "p",
+        "For Shanghai, the local entity applies for the work permit notification before you travel, and you "
+        "enter China on a work visa. The steps after arrival are described in section 9.2. MoveWell's "
+        "immigration team prepares the applications, translates and certifies your documents and tells you "
+        "which originals you need to bring; the costs of translations, certified copies and apostilles are "
+        "covered by the relocation allowance.",
+    ),
+    ("h2", "5. The relocation allowance"),
+    (
+        "p",
+        "The relocation allowance is a lump sum for the many small costs of a move that are hard to itemise: new "
+        "furniture and appliances, adapters, deposits for utilities, the first weeks of a public transport "
+        "ticket, fees for translations and certified copies, and so on. You do not need to show receipts for it, "
+        "and you do not have to pay any of it back once you have stayed with Northwind long enough (see section "
+        "10). The amount depends on where you move from and to:",
+    ),
+    (
+        "table",
+        [
+            ["Move", "Relocation allowance", "Household goods", "Temporary housing"],
+            ["Within Germany (more than 100 km)", "2,000 EUR", "up to 20 m³", "up to 30 nights"],
+            [
+                "From another EU or EEA country to Berlin",
+                "4,000 EUR",
+                "up to 30 m³",
+                "up to 45 nights",
+            ],
+            [
+                "From outside the EU or EEA to Berlin",
+                "6,000 EUR",
+                "up to 40 m³",
+                "up to 60 nights",
+            ],
+            ["To Shanghai, from any country", "7,500 EUR", "up to 40 m³", "up to 60 nights"],
+        ],
+    ),
+    (
+        "p",
+        "If your partner or your children move with you, the allowance increases by 1,000 EUR for each family "
+        "member who moves with you and lives in your household, up to a family supplement of 3,000 EUR in total. "
+        "Please tell People Operations who is moving with you before the first payroll run after your start "
+        "date; the supplement cannot be added retroactively after your third month with Northwind.",
+    ),
+    (
+        "p",
+        "The allowance is paid with your first regular salary as a gross amount. In Germany it is taxable income "
+        "and subject to social security contributions, so what arrives in your bank account will be noticeably "
+        "less than the figure in the table. Northwind does not gross up the allowance. Some of the moving costs "
+        "that you pay yourself can be deducted in your income tax return; the tax advice described in section "
+        "9.5 is the right place to find out which ones.",
+    ),
+    ("h3", "5.1 Who counts as family"),
+    (
+        "p",
+        "For the family supplement and for everything else in this handbook that mentions family members, "
+        "your family is your spouse or registered partner and your children under 18, or under 25 if they are "
+        "still in education, provided they live in your household and move with you within 6 months of your "
+        "own move. Partners who are not married or registered count as family if you have lived together for "
+        "at least one year before the move; MoveWell will ask for a shared rental contract or a similar "
+        "document as evidence.",
+    ),
+    ("h3", "5.2 Leaving your current home"),
+    (
+        "p",
+        "Give notice on your current flat only once your start date is confirmed. Because notice periods on "
+        "rented flats are often three months, many people end up paying rent for two homes for a while. If "
+        "that happens, Northwind pays the rent of your old home for up to two months of overlap, at most 2,500 "
+        "EUR in total, against a copy of the rental contract and the notice letter. Cleaning, repairs and "
+        "renovation of the old flat that your lease requires when you move out are your own costs; the "
+        "relocation allowance is meant to help with them.",
+    ),
+    ("h2", "6. Getting there"),
+    ("h3", "6.1 The journey to your new home"),
+    (
+        "p",
+        "Northwind pays one-way travel to the new location for you and for every family member who moves with "
+        "you. Flights are booked by MoveWell through our travel agency TravelNest and follow the class-of-travel "
+        "rules of the Business Travel Policy, so you fly economy on flights under 6 hours and premium economy on "
+        "longer ones. Up to two additional checked bags per person are covered on the moving flight, because "
+        "most people arrive with far more luggage than a business traveller. If you prefer to travel by train "
+        "or to drive your own car, Northwind reimburses the cost up to what the flights would have cost.",
+    ),
+    ("h3", "6.2 House-hunting trip"),
+    (
+        "p",
+        "Before the move you can make one house-hunting trip of up to three days to the new city, together with "
+        "your partner if they will move with you. Northwind pays the travel and up to two hotel nights within "
+        "the hotel caps of the Business Travel Policy, and MoveWell arranges a day of accompanied viewings. The "
+        "house-hunting trip is optional. Many people prefer to look for a flat while they live in temporary "
+        "housing, and there is no cash alternative if you do not take the trip.",
+    ),
+    ("h2", "7. Household goods"),
+    (
+        "p",
+        "MoveWell's moving company packs, ships and unpacks your household goods up to the volume shown in the "
+        "table in section 5. The volume is estimated by the moving company during a video survey of your "
+        "current home; most one-bedroom flats come to between 15 and 20 m³, and a family home often to 35 m³ or "
+        "more. Shipments to Berlin go by road within Europe and by sea from elsewhere. Sea shipments take six to "
+        "ten weeks from door to door, so plan to live without your own furniture for a while; temporary housing "
+        "is furnished for exactly this reason. Storage of up to 60 days is included if your permanent home is "
+        "not ready when the shipment arrives.",
+    ),
+    (
+        "p",
+        "Some things cannot be shipped at Northwind's cost: cars, motorbikes and boats; plants; wine "
+        "collections and other goods that need import licences; and the disposal of furniture you leave "
+        "behind. Transport insurance for the shipment is included up to a declared value of 50,000 EUR. If you "
+        "want a higher cover, you can buy it through MoveWell at your own cost before the packing day.",
+    ),
+    (
+        "p",
+        "Shipments from outside the EU have to clear customs. Household goods are free of import duty if you "
+        "have owned and used them for at least six months before the move and register your address in "
+        "Germany within twelve months; MoveWell's moving company prepares the customs declaration, and you "
+        "sign it. New items that are still in their packaging are treated as imports and may be taxed, so keep "
+        "the receipts of anything you bought shortly before the move. Import duty charged on your household "
+        "goods is paid by Northwind; duty on new goods is not.",
+    ),
+    ("h2", "8. Temporary housing and your permanent home"),
+    ("h3", "8.1 Temporary housing"),
+    (
+        "p",
+        "From the day you arrive you can live in a furnished serviced apartment booked by MoveWell, for the "
+        "number of nights shown in section 5. Northwind pays the rent of the apartment directly, including "
+        "utilities, internet and the final cleaning. Apartments are chosen to be within 45 minutes of the "
+        "office by public transport and large enough for the family members who move with you.",
+    ),
+    (
+        "p",
+        "If you have not found a permanent home before your temporary housing ends, the Head of People can "
+        "extend it once by up to 15 nights when you can show that you have been looking actively, for example "
+        "with a list of viewings and applications. After that, or if you simply choose to stay longer in the "
+        "apartment, you pay the rent yourself at the rate MoveWell has negotiated. Temporary housing is not paid "
+        "out in cash if you stay with friends or family instead.",
+    ),
+    ("h3", "8.2 Finding a flat"),
+    (
+        "p",
+        "Renting a flat in Berlin is notoriously hard, and Shanghai has its own rules. MoveWell's home-search "
+        "service supports you from the first search profile to the signed lease: it pre-selects offers, "
+        "arranges viewings, accompanies you on two viewing days, checks the rental contract with you in English "
+        "and helps with the handover protocol on the day you move in. In Berlin the landlord usually pays the "
+        "estate agent, so you should not be asked for a broker's fee; if an agent asks you for one, talk to "
+        "your consultant before you pay anything.",
+    ),
+    ("h3", "8.3 Renting in Shanghai"),
+    (
+        "p",
+        "In Shanghai, landlords usually ask for a deposit of two months' rent and for the rent to be paid three "
+        "months in advance, and the estate agent charges a fee that is often between 35% and 100% of one "
+        "month's rent. Northwind pays the agent's fee in Shanghai up to the amount of one month's rent. "
+        "MoveWell's Shanghai partner also checks that the landlord can issue an official invoice (fapiao) and "
+        "that the flat is registered for foreign tenants, which the residence permit requires.",
+    ),
+    ("h3", "8.4 Rent deposit loan"),
+    (
+        "p",
+        "Most landlords ask for a deposit of up to three months' basic rent, which is a lot of money to find in "
+        "the first weeks of a new job. Northwind can lend you the deposit as an interest-free rent deposit loan "
+        "of up to three monthly basic rents, at most 6,000 EUR. The loan is repaid in twelve equal monthly "
+        "instalments that are deducted from your net salary, starting in the month after the payout. If you "
+        "leave Northwind before the loan is repaid, the remaining amount is deducted from your final salary.",
+    ),
+    ("h2", "9. Settling in"),
+    ("h3", "9.1 Registration and paperwork in Germany"),
+    (
+        "p",
+        "In Germany you must register your new address at the citizens' office (Bürgeramt) within 14 days of "
+        "moving in, including when you move into temporary housing. The registration certificate is the key to "
+        "almost everything else: your tax identification number is sent to you by post about two weeks after "
+        "registration, and banks usually open an account only once you can show the certificate. MoveWell books "
+        "the appointment for you and sends someone along who speaks German. Please give People Operations your "
+        "tax ID as soon as it arrives. Until payroll has it, the highest tax class has to be applied to your "
+        "salary, and although the difference is refunded later, your first net salary may be lower than you "
+        "expected.",
+    ),
+    (
+        "p",
+        "Health insurance is mandatory in Germany from your first working day. If you come from outside the EU, "
+        "MoveWell helps you choose a statutory health insurance fund before you travel, so that the membership "
+        "confirmation needed for the visa is ready in time. The supplementary insurance described in the "
+        "Benefits Overview starts in your first month, as it does for everyone else.",
+    ),
+    ("h3", "9.2 Residence permit in Shanghai"),
+    (
+        "p",
+        "In Shanghai you register at the local police station within 24 hours of arrival; MoveWell's partner "
+        "in Shanghai does this with you while you live in temporary housing. You then have 30 days to apply for "
+        "the residence permit. A medical examination at an approved clinic is part of the process. Do not "
+        "travel outside mainland China while your passport is with the authorities for the residence permit, "
+        "which usually takes about three weeks.",
+    ),
+    ("h3", "9.3 Driving licences"),
+    (
+        "p",
+        "A driving licence from an EU or EEA country remains valid in Germany. A licence from any other country "
+        "is valid for 6 months after you register your address, and after that you need a German licence. "
+        "Northwind pays the official fees for exchanging the licence, but not driving lessons or tests.",
+    ),
+    ("h3", "9.4 Language and integration"),
+    (
+        "p",
+        "Everyone who relocates can attend an intensive German or Mandarin course during the first year after "
+        "the move, paid by Northwind up to 1,500 EUR. This comes on top of your personal learning budget. A "
+        "partner who moves with you can join a course of the same kind at Northwind's cost, up to 750 EUR. You "
+        "and your partner are also invited to a one-day intercultural training in the first three months, "
+        "which MoveWell schedules for you.",
+    ),
+    (
+        "p",
+        "Partners who would like to work in the new country can use two career-coaching sessions with "
+        "MoveWell's partner network, which also explains the rules for partners' work permits. For children, "
+        "MoveWell gives you a list of schools and kindergartens with places for newcomers and helps with the "
+        "applications. Northwind does not pay school fees.",
+    ),
+    ("h3", "9.5 Tax advice"),
+    (
+        "p",
+        "Your first tax return in a new country is complicated. Northwind pays for up to two hours of advice "
+        "with our tax advisers, Weber & Partner, during the year of your move and for the tax return that "
+        "covers it. The advice is confidential: Weber & Partner does not share anything you discuss with "
+        "Northwind.",
+    ),
+    ("h3", "9.6 Time off for the move"),
+    (
+        "p",
+        "For the move itself you receive two paid relocation days, to be taken within the first three months "
+        "after your start date. They are separate from your vacation entitlement and are requested in "
+        "PeoplePort as Special leave with the reason Relocation. They are granted once per relocation; the day "
+        "for moving house in the Leave Policy is meant for ordinary moves and is not granted in addition.",
+    ),
+    ("h2", "10. If you leave within two years"),
+    (
+        "p",
+        "Relocation is an investment, and we ask for part of it back if you leave soon after the move. If you "
+        "resign, or if Northwind terminates your contract for reasons related to your conduct, within 24 months "
+        "of your start date, you repay the relocation allowance and the cost of the household goods shipment "
+        "according to the following scale:",
+    ),
+    (
+        "table",
+        [
+            ["You leave", "Share you repay"],
+            ["within the first 12 months", "100%"],
+            ["in months 13 to 24", "50%"],
+            ["after 24 months", "nothing"],
+        ],
+    ),
+    (
+        "p",
+        "Nothing has to be repaid if Northwind ends your contract for business reasons, if your contract ends "
+        "because your visa or permit is refused, or if you move to another Northwind office at the company's "
+        "request. The repayment is deducted from your final salary as far as the law allows, and any remaining "
+        "amount is invoiced. Temporary housing, travel, language courses and tax advice are never reclaimed.",
+    ),
+    ("h2", "11. Internal transfers"),
+    (
+        "p",
+        "If you apply for a role in another Northwind office, you need at least 12 months in your current role "
+        "and your current manager's agreement that the transfer date works for the team. Transfers are normally "
+        "agreed for the first day of a month, with at least 8 weeks between the approval and the start in the "
+        "new office, so that your current team has time to plan the handover.",
+    ),
+    (
+        "p",
+        "Internal transfers receive the same package as new hires, with three differences. First, the "
+        "relocation allowance is paid at half the rate in the table in section 5, because you are already set "
+        "up with a Northwind laptop, accounts and benefits. Second, the house-hunting trip is extended to five "
+        "days, and you can work from the new office during that week. Third, your salary is reset to the band "
+        "of your level in the new location, using the location factor that applies there; your HR business "
+        "partner tells you the new salary in writing before you accept the transfer. Your years of service, "
+        "your vacation balance and, where the law allows it, your pension arrangements move with you.",
+    ),
+    ("h2", "12. Approvals and budgets"),
+    (
+        "p",
+        "Relocation packages are paid from the hiring budget of the department that hires. The hiring manager "
+        "requests the package in the offer workflow in PeoplePort. The approvals depend on the total estimated "
+        "cost of the relocation, which MoveWell calculates after the kick-off call:",
+    ),
+    (
+        "table",
+        [
+            ["Estimated total cost", "Approval"],
+            ["up to 15,000 EUR", "Head of People"],
+            ["15,001 to 30,000 EUR", "Head of People and the department head"],
+            ["above 30,000 EUR", "Head of People, the department head and the CFO"],
+        ],
+    ),
+    (
+        "p",
+        "Anything outside this handbook, such as a longer temporary housing period agreed at the time of the "
+        "offer, a contribution to school fees or a second house-hunting trip, is an exception. Exceptions must "
+        "be written into the offer letter and approved by the Head of People before the offer is sent; they "
+        "cannot be agreed verbally by the hiring manager, and MoveWell will not act on them otherwise.",
+    ),
+    ("h2", "13. Questions people often ask"),
+    ("h3", "Can I take the allowance as a higher salary instead?"),
+    (
+        "p",
+        "No. The relocation allowance is a one-off payment and cannot be converted into a higher base salary, "
+        "a signing bonus or extra vacation days.",
+    ),
+    ("h3", "What happens if my visa is refused?"),
+    (
+        "p",
+        "Your contract ends before it starts or, if you have already started remotely, at the end of the "
+        "notice period, and nothing that Northwind has paid for your relocation has to be repaid.",
+    ),
+    ("h3", "Can I bring my car?"),
+    (
+        "p",
+        "You can, but shipping a vehicle is not part of the package. If you drive your own car to Berlin "
+        "instead of flying, the journey itself is reimbursed as described in section 6.1.",
+    ),
+    ("h3", "Who do I ask when something goes wrong during the move?"),
+    (
+        "p",
+        "Call the MoveWell hotline first for anything urgent, such as a delayed shipment or a problem with the "
+        "apartment keys. For questions about what Northwind pays, write to People Operations.",
+    ),
+    ("h2", "14. Contacts"),
+    (
+        "ul",
+        [
+            "People Operations: relocation@northwind.example, answered within 2 working days.",
+            "MoveWell hotline, 24/7 during your move: +49 30 5555 6400.",
+            "The #relocation Slack channel, where colleagues who moved in the last year share tips.",
+        ],
+    ),
+    ("page",),
+    ("h2", "Appendix: your first four weeks"),
+    (
+        "ol",
+        [
+            "Day 1: collect the keys of your temporary apartment from MoveWell and check the inventory list.",
+            "Week 1: register your address (Berlin: Bürgeramt; Shanghai: police station within 24 hours).",
+            "Week 1: first day in the office; IT hands out your laptop and People Operations checks your papers.",
+            "Week 2: open a bank account and send your bank details to People Operations for payroll.",
+            "Week 3: send your tax ID to People Operations as soon as it arrives by post.",
+            "Week 4: book your language course and the intercultural training with MoveWell.",
+        ],
+    ),
+]
+
 # --------------------------------------------------------------------------------------
 # PDF rendering
 # --------------------------------------------------------------------------------------
@@ -980,6 +1430,169 @@ def build_pdf(path: Path, blocks: list[tuple], title: str, footer: str) -> None:
 
 
 # --------------------------------------------------------------------------------------
+# "Word export" PDF rendering: what a word processor's "Save as PDF" gives for long prose
+# --------------------------------------------------------------------------------------
+
+_VOWELS = set("aeiouy")
+_DIGRAPHS = {"ch", "ck", "gh", "ph", "sh", "th", "wh"}
+
+
+def _hyphenation_points(word: str):
+    """Break points for ``word``, longest head first, as a word processor's automatic
+    hyphenation would offer them: lower-case words of 8+ letters, between two consonants
+    (VC-CV, never inside "th", "ch" ...), never leaving fewer than 4 letters on either side.
+    Capitalised words, names and numbers are never broken."""
+    if len(word) < 8 or not word.isalpha() or not word.islower():
+        return
+    for i in range(len(word) - 4, 3, -1):
+        a, b = word[i - 1], word[i]
+        if (
+            a not in _VOWELS
+            and b not in _VOWELS
+            and word[i - 2] in _VOWELS
+            and word[i + 1] in _VOWELS
+            and a + b not in _DIGRAPHS
+        ):
+            yield word[:i], word[i:]
+
+
+def _export_styles() -> dict[str, ParagraphStyle]:
+    base = getSampleStyleSheet()
+    body = ParagraphStyle(
+        "p",
+        parent=base["BodyText"],
+        fontName="Helvetica",
+        fontSize=11,
+        leading=15,
+        spaceAfter=8,
+        alignment=TA_LEFT,
+        hyphenationLang=_hyphenation_points,
+        allowWidows=1,
+        allowOrphans=1,
+    )
+    return {
+        "h1": ParagraphStyle(
+            "h1", parent=base["Heading1"], fontName="Helvetica-Bold", fontSize=20, spaceAfter=6
+        ),
+        "h2": ParagraphStyle(
+            "h2",
+            parent=base["Heading2"],
+            fontName="Helvetica-Bold",
+            fontSize=14,
+            spaceBefore=12,
+            spaceAfter=6,
+        ),
+        "h3": ParagraphStyle(
+            "h3",
+            parent=base["Heading3"],
+            fontName="Helvetica-Bold",
+            fontSize=11.5,
+            spaceBefore=8,
+            spaceAfter=4,
+        ),
+        "p": body,
+        "cell": ParagraphStyle("cell", parent=body, fontSize=10, leading=13, spaceAfter=0),
+        "cellh": ParagraphStyle(
+            "cellh", parent=body, fontName="Helvetica-Bold", fontSize=10, leading=13, spaceAfter=0
+        ),
+    }
+
+
+def _export_table(rows: list[list[str]], st: dict[str, ParagraphStyle], width: float) -> Table:
+    data = [
+        [Paragraph(escape(c), st["cellh"] if i == 0 else st["cell"]) for c in row]
+        for i, row in enumerate(rows)
+    ]
+    ncol = len(rows[0])
+    first = 0.40 if ncol > 2 else 0.5
+    widths = [width * first] + [width * (1 - first) / (ncol - 1)] * (ncol - 1)
+    t = Table(data, colWidths=widths, repeatRows=1)
+    t.setStyle(
+        TableStyle(
+            [
+                ("LINEABOVE", (0, 0), (-1, 0), 0.8, colors.black),
+                ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.black),
+                ("LINEBELOW", (0, -1), (-1, -1), 0.8, colors.black),
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ("TOPPADDING", (0, 0), (-1, -1), 3),
+                ("BOTTOMPADDING", (0, 0), (-1, -1), 3),
+            ]
+        )
+    )
+    return t
+
+
+def _export_story(blocks: list[tuple], st: dict[str, ParagraphStyle], width: float) -> list:
+    story: list = []
+    for i, block in enumerate(blocks):
+        kind = block[0]
+        if kind in ("h2", "h3"):
+            # "Keep with next" as word processors do it: a heading stays with the first lines of
+            # what follows (a sub-heading too), and the paragraph may still run on to the next page.
+            below = blocks[i + 1][0] if i + 1 < len(blocks) else ""
+            story.append(CondPageBreak(90 if below == "h3" else 55))
+            story.append(Paragraph(escape(block[1]), st[kind]))
+        elif kind in ("h1", "p"):
+            story.append(Paragraph(escape(block[1]), st[kind]))
+        elif kind in ("ul", "ol"):
+            story.append(_list(block[1], st, ordered=kind == "ol"))
+            story.append(Spacer(1, 4))
+        elif kind == "table":
+            story.append(_export_table(block[1], st, width))
+            story.append(Spacer(1, 8))
+        elif kind == "page":
+            story.append(PageBreak())
+        else:  # pragma: no cover - content error
+            raise ValueError(kind)
+    return story
+
+
+def build_exported_pdf(path: Path, blocks: list[tuple], title: str, header: str) -> None:
+    """Like a word processor's PDF export: wrapped and hyphenated lines, paragraphs and tables
+    that continue on the next page, ``header`` on top of every page and "Page N of M" below, no
+    bookmarks. The title is only in the metadata and the first heading."""
+    st = _export_styles()
+
+    def render(total: int) -> tuple[bytes, int]:
+        buf = io.BytesIO()
+        doc = BaseDocTemplate(
+            buf,
+            pagesize=A4,
+            invariant=1,
+            leftMargin=25 * mm,
+            rightMargin=25 * mm,
+            topMargin=25 * mm,
+            bottomMargin=22 * mm,
+            title=title,
+            author="Northwind Cloud GmbH",
+            creator="Microsoft Word",
+        )
+
+        def running_header(canvas, d):
+            canvas.saveState()
+            canvas.setFont("Helvetica", 9)
+            canvas.drawString(25 * mm, A4[1] - 14 * mm, header)
+            canvas.restoreState()
+
+        def page_footer(canvas, d):  # drawn after the body, as word processors write it
+            canvas.saveState()
+            canvas.setFont("Helvetica", 9)
+            canvas.drawCentredString(A4[0] / 2, 12 * mm, f"Page {d.page} of {total}")
+            canvas.restoreState()
+
+        frame = Frame(doc.leftMargin, doc.bottomMargin, doc.width, doc.height, id="body")
+        doc.addPageTemplates(
+            [PageTemplate("page", [frame], onPage=running_header, onPageEnd=page_footer)]
+        )
+        doc.build(_export_story(blocks, st, doc.width))
+        return buf.getvalue(), doc.page
+
+    data, pages = render(0)
+    data, _ = render(pages)
+    path.write_bytes(data)
+
+
+# --------------------------------------------------------------------------------------
 # DOCX rendering
 # --------------------------------------------------------------------------------------
 
@@ -1071,6 +1684,12 @@ def main() -> None:
         PERFORMANCE_REVIEW,
         "Performance Review Guide for Managers",
         "Confidential – people managers only",
+    )
+    build_exported_pdf(
+        ROOT / "hr" / "relocation-handbook.pdf",
+        RELOCATION_HANDBOOK,
+        "Relocation Handbook",
+        "Northwind Cloud GmbH",
     )
     build_docx(
         ROOT / "hr" / "benefits-overview.docx",

@@ -163,8 +163,11 @@ def test_twenty_concurrent_turns_each_see_only_their_own_documents(handbook_deps
 
 
 def test_golden_set_floors(handbook_deps):
-    """The offline figures in the README; a regression below these floors fails CI."""
-    report = asyncio.run(run_eval(handbook_deps, load_golden(ROOT / "examples" / "golden.yaml")))
+    """The offline figures in the README, on the original 99 questions (set v1); a regression
+    below these floors fails CI. The second set has no floors until its mechanisms land."""
+    original = [i for i in load_golden(ROOT / "examples" / "golden.yaml") if i.original]
+    assert len(original) == 99
+    report = asyncio.run(run_eval(handbook_deps, original))
     m = report.metrics
     print(report.failures())
     assert m["recall@5"] >= 0.93

@@ -9,9 +9,6 @@ import json
 
 import pytest
 
-from agent.assistant import DM_HINT
-from bot.slack import STRANGERS_HERE
-from bot.teams import STRANGERS_HERE as TEAMS_STRANGERS_HERE
 from tests.e2e.conftest import running_bot
 from tests.e2e.loopback import (
     BOT_USER_ID,
@@ -29,7 +26,11 @@ PRIVATE_TOPICS = [
     "What is in the reorganisation draft?",
     "How much can a contractor claim for meals?",
 ]
-LEAVE = "handbook/hr/leave-policy-2026.md"  # open to everyone in the directory ("*")
+LEAVE = "handbook/hr/leave-policy-2026.md"
+DM_HINT = "Some documents only you can read may answer this better"
+STRANGERS = (
+    "some members are not in the company directory"  # open to everyone in the directory ("*")
+)
 
 
 def channel_messages(bot, channel: str) -> str:
@@ -79,7 +80,7 @@ async def test_a_company_can_silence_channels_with_strangers(
             event = mention_event("How many vacation days carry over?", channel="C0GUESTS2")
             assert (await bot.send.event(event))[0] == 200
             reply = await bot.slack.posted("C0GUESTS2")
-            assert reply.args["text"] == STRANGERS_HERE
+            assert STRANGERS in reply.args["text"]
             assert bot.slack.of("chat.update", "C0GUESTS2") == []
             return
         team = "19:guests-team@thread.tacv2"
@@ -114,4 +115,4 @@ async def test_a_company_can_silence_channels_with_strangers(
         )
         assert (await bot.teams(activity))[0] in (200, 201)
         (reply,) = bot.connector.messages(f"{channel};messageid=1")
-        assert reply["text"] == TEAMS_STRANGERS_HERE and FakeConnector.card(reply) is None
+        assert STRANGERS in reply["text"] and FakeConnector.card(reply) is None

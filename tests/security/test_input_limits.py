@@ -8,8 +8,7 @@ import asyncio
 
 import pytest
 
-from agent.assistant import EMPTY_QUESTION, build_assistant
-from agent.loop import MAX_ROUNDS, MAX_SUBQUESTIONS
+from agent.assistant import build_assistant
 from agent.turns import Turn
 from tests.e2e.loopback import dm_event
 
@@ -31,7 +30,7 @@ def test_an_over_long_question_is_refused_politely_without_a_search(assistant):
 @pytest.mark.parametrize("text", ["", "   ", "\n\t"])
 def test_an_empty_question_gets_a_prompt(assistant, text):
     answer = ask(assistant, text)
-    assert answer.text == EMPTY_QUESTION and not answer.trace
+    assert "Ask me anything" in answer.text and not answer.trace
 
 
 def test_the_searches_of_one_turn_are_bounded(assistant):
@@ -40,7 +39,7 @@ def test_the_searches_of_one_turn_are_bounded(assistant):
     assert len(question) < 4000
     answer = ask(assistant, question)
     searches = sum(len(s.queries) for s in answer.trace if s.step == "search")
-    assert 0 < searches <= MAX_SUBQUESTIONS * MAX_ROUNDS
+    assert 0 < searches <= 4 * 3  # at most 4 sub-questions, each searched at most 3 times
     assert all(len(q) <= 500 for s in answer.trace for q in s.queries)
 
 

@@ -557,3 +557,45 @@ def teams_activity(
         "channelData": channel_data or {"tenant": {"id": "t-northwind"}},
         **({"value": value} if value is not None else {}),
     }
+
+
+BOT_ACCOUNT = {"id": "28:footnote-bot", "name": "Footnote"}
+
+
+def teams_channel_activity(
+    text: str,
+    *,
+    service_url: str,
+    team: str,
+    channel: str,
+    message_id: str = "1",
+    user: str = "29:alice",
+    name: str = "Alice Moreau",
+    mention: bool = True,
+) -> dict:
+    """A message in a Teams channel thread, @mentioning the bot unless ``mention`` is False."""
+    entities = (
+        [{"type": "mention", "mentioned": BOT_ACCOUNT, "text": "<at>Footnote</at>"}]
+        if mention
+        else []
+    )
+    return teams_activity(
+        f"<at>Footnote</at> {text}" if mention else text,
+        service_url=service_url,
+        user=user,
+        name=name,
+        conversation={
+            "id": f"{channel};messageid={message_id}",
+            "conversationType": "channel",
+            "isGroup": True,
+            "tenantId": "t-northwind",
+        },
+        entities=entities,
+        channel_data={
+            "teamsChannelId": channel,
+            "teamsTeamId": team,
+            "channel": {"id": channel},
+            "team": {"id": team},
+            "tenant": {"id": "t-northwind"},
+        },
+    )

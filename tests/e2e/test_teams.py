@@ -9,7 +9,7 @@ from botbuilder.schema import Activity
 
 from bot.teams import question_text
 from tests.e2e.conftest import running_bot
-from tests.e2e.loopback import FakeConnector, teams_activity
+from tests.e2e.loopback import FakeConnector, teams_activity, teams_channel_activity
 
 CARRY_OVER = "How many vacation days can I carry over?"
 TEAM = "19:northwind-team@thread.tacv2"
@@ -20,27 +20,14 @@ BOT = {"id": "28:footnote-bot", "name": "Footnote"}
 def channel_activity(
     bot, text: str, *, mention: bool = True, user: str = "29:alice", thread: str = "1700000000001"
 ):
-    entities = (
-        [{"type": "mention", "mentioned": BOT, "text": "<at>Footnote</at>"}] if mention else []
-    )
-    return teams_activity(
-        (f"<at>Footnote</at> {text}" if mention else text),
+    return teams_channel_activity(
+        text,
         service_url=bot.connector.url,
+        team=TEAM,
+        channel=CHANNEL,
+        message_id=thread,
         user=user,
-        conversation={
-            "id": f"{CHANNEL};messageid={thread}",
-            "conversationType": "channel",
-            "isGroup": True,
-            "tenantId": "t-northwind",
-        },
-        entities=entities,
-        channel_data={
-            "teamsChannelId": CHANNEL,
-            "teamsTeamId": TEAM,
-            "channel": {"id": CHANNEL},
-            "team": {"id": TEAM},
-            "tenant": {"id": "t-northwind"},
-        },
+        mention=mention,
     )
 
 

@@ -28,12 +28,14 @@ from bot.directory import Person
 from bot.state import RATE_LIMITED
 from tests.e2e.conftest import Harness, running_bot
 from tests.e2e.loopback import (
+    BOT_ACCOUNT,
     BOT_USER_ID,
     TEAM_ID,
     Call,
     dm_event,
     mention_event,
     teams_activity,
+    teams_channel_activity,
 )
 from tests.security.leaks import Corpus, Leak, joined, strings_in
 from tests.security.probes import (
@@ -243,9 +245,6 @@ async def _slack_follow_up_probe(bot: Harness, people, probe: Probe, i: int) -> 
     return bot.slack.calls[start:]
 
 
-BOT_ACCOUNT = {"id": "28:footnote-bot", "name": "Footnote"}
-
-
 def _teams_account(person: Person) -> dict:
     return {"id": person.teams_id, "name": person.name, "aadObjectId": f"aad-{person.teams_id}"}
 
@@ -258,25 +257,14 @@ async def _teams_channel_probe(bot: Harness, people, probe: Probe, i: int) -> li
         BOT_ACCOUNT,
     ]
     start = len(bot.connector.calls)
-    activity = teams_activity(
-        f"<at>Footnote</at> {probe.question}",
+    activity = teams_channel_activity(
+        probe.question,
         service_url=bot.connector.url,
+        team=team,
+        channel=channel,
+        message_id=f"17000{i:05d}",
         user=asker.teams_id,
         name=asker.name,
-        conversation={
-            "id": f"{channel};messageid=17000{i:05d}",
-            "conversationType": "channel",
-            "isGroup": True,
-            "tenantId": "t-northwind",
-        },
-        entities=[{"type": "mention", "mentioned": BOT_ACCOUNT, "text": "<at>Footnote</at>"}],
-        channel_data={
-            "teamsChannelId": channel,
-            "teamsTeamId": team,
-            "channel": {"id": channel},
-            "team": {"id": team},
-            "tenant": {"id": "t-northwind"},
-        },
     )
     assert (await bot.teams(activity))[0] in (200, 201)
     calls = bot.connector.calls[start:]

@@ -15,7 +15,7 @@ from tests.e2e.loopback import (
     FakeConnector,
     blocks_text,
     mention_event,
-    teams_activity,
+    teams_channel_activity,
 )
 
 # Questions whose best answer sits in a document bob (engineering) may not read.
@@ -89,29 +89,11 @@ async def test_a_company_can_silence_channels_with_strangers(
             {"id": "29:visitor", "name": "A Visitor", "aadObjectId": "aad-visitor"},
         ]
         channel = "19:guests@thread.tacv2"
-        activity = teams_activity(
-            "<at>Footnote</at> How many vacation days carry over?",
+        activity = teams_channel_activity(
+            "How many vacation days carry over?",
             service_url=bot.connector.url,
-            conversation={
-                "id": f"{channel};messageid=1",
-                "conversationType": "channel",
-                "isGroup": True,
-                "tenantId": "t-northwind",
-            },
-            entities=[
-                {
-                    "type": "mention",
-                    "mentioned": {"id": "28:footnote-bot", "name": "Footnote"},
-                    "text": "<at>Footnote</at>",
-                }
-            ],
-            channel_data={
-                "teamsChannelId": channel,
-                "teamsTeamId": team,
-                "channel": {"id": channel},
-                "team": {"id": team},
-                "tenant": {"id": "t-northwind"},
-            },
+            team=team,
+            channel=channel,
         )
         assert (await bot.teams(activity))[0] in (200, 201)
         (reply,) = bot.connector.messages(f"{channel};messageid=1")

@@ -11,15 +11,13 @@ import re
 from dataclasses import dataclass
 
 from ingest.documents import Chunk, Document, Section
+from ingest.sentences import sentence_spans
 
 TINY = 40  # sections under this many tokens are merged into the next one, when they can be
 
 # Chinese and Japanese are written without spaces: each of their characters counts as one token.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
-# Where a sentence may end: . ! ? before a space, CJK 。！？； anywhere, and every line break
-# (so list items, table rows and paragraphs are never cut in the middle).
-_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[。！？；]+[”’」』）]*|\n")
 
 
 def count_tokens(text: str) -> int:
@@ -133,7 +131,7 @@ def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
     """Pack whole sentences up to max_tokens; each next chunk repeats the last sentences of the
     previous one, up to ``overlap`` tokens, so an answer on a boundary is found in either."""
     units: list[tuple[int, int]] = []  # (start, end) offsets into text
-    for span in _sentences(text):
+    for span in sentence_spans(text):
         if count_tokens(text[span[0] : span[1]]) <= max_tokens:
             units.append(span)
         else:  # one overlong sentence: cut it every `overlap` tokens so the overlap still works
@@ -157,27 +155,6 @@ def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
             start -= 1
             kept += sizes[start]
     return chunks
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences (and lines) of a text, trimmed, in order."""
-    return [text[s:e] for s, e in _sentences(text)]
-
-
-def _sentences(text: str) -> list[tuple[int, int]]:
-    spans, start = [], 0
-    for match in _SENTENCE_END.finditer(text):
-        spans.append((start, match.end()))
-        start = match.end()
-    spans.append((start, len(text)))
-    trimmed = []
-    for s, e in spans:
-        piece = text[s:e]
-        if piece.strip():
-            s += len(piece) - len(piece.lstrip())
-            e -= len(piece) - len(piece.rstrip())
-            trimmed.append((s, e))
-    return trimmed
 
 
 def _hard_split(text: str, span: tuple[int, int], size: int) -> list[tuple[int, int]]:

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.access import is_document, resolve_acl, sidecar_meta
-from ingest.chunk import chunk_document, sentences
+from ingest.chunk import chunk_document
 from ingest.documents import Chunk, Document
 from ingest.embed import Embedder
 from ingest.errors import BadDocument
 from ingest.index import SENTENCES, Index, PointData
 from ingest.languages import detect_lang
 from ingest.parse import SUFFIXES, parse_file
+from ingest.sentences import sentences
 from ingest.settings import Settings
 from ingest.sparse import BM25Encoder
 

@@ -106,7 +106,7 @@ def sizes(deps, texts: list[str]) -> None:
         f"sparse {sparse:.0f} B ({statistics.mean(nnz):.0f} terms), payload {payload:.0f} B (text {text:.0f} B)"
     )
     # Sentence multivectors live on disk (read only for query candidates): disk, not RAM.
-    from ingest.chunk import sentences
+    from ingest.sentences import sentences
 
     per_chunk = statistics.mean(max(1, len(sentences(t.split("\n\n", 1)[-1]))) for t in texts)
     with_sentences = [

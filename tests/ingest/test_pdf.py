@@ -11,8 +11,8 @@ from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 from reportlab.platypus import Table, TableStyle
 
-from ingest.chunk import sentences
 from ingest.parse import parse_file
+from ingest.sentences import sentences
 
 LIMIT = 10 * 1024 * 1024
 HEADER = "ACME Health Plan · Member Handbook 2026"

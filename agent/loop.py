@@ -365,7 +365,9 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
             )
         return number[p.chunk_id]
 
-    searched = list(dict.fromkeys(run.tried))
+    # what was searched, in the user's words: the question or its parts, not the rewritten queries
+    # (those are in the trace)
+    searched = list(dict.fromkeys(run.subquestions or [run.question]))
     crm = (
         ("From the CRM:\n" + "\n".join(f"• {quoted(f)}" for f in run.facts) + "\n\n")
         if run.facts

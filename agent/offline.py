@@ -4,10 +4,12 @@
   index returned (cross-lingual passages are graded on the multilingual cosine alone);
 - rewrite: expansion with the rarest terms of the best passages (RM3-style); broaden: drop the
   terms that matched nothing;
-- answer: the best-supported sentences of the kept passages, each cited, newest source first
-  when sources disagree;
-- check: does the answer contain the key terms and the kind of answer asked for (a number for
-  "how many", a date for "when")? A term the corpus never uses means the documents are silent.
+- answer: the units (sentences, list items, table rows) that state what was asked, whole and
+  cited (``agent/extract``: shared key terms, meaning, the kind of answer, the value asked about,
+  the asker's audience, the extreme asked for); a note when two sources disagree on the same thing
+  in the same scope; a question whose rare words the corpus never uses gets none;
+- check: a draft of our own was judged unit by unit; one from elsewhere (an LLM's, on fallback)
+  is checked for key terms, meaning and the kind of answer asked for.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from agent.extract import Extract, Scored, choose, conflict_note, score_units
+from agent.questions import Asks, asks, matches_kind
 from agent.reasoning import Check, Draft, Grade, GradeLabel, Route, Sentence
 from agent.retrieval import Passage
-from agent.terms import TermStats, coverage
+from agent.terms import QUESTION_WORDS, TermStats, coverage
 from agent.turns import Message
 from ingest.embed import Embedder
 from ingest.languages import detect_lang, tokenize
-
-SENTENCE_CANDIDATES = 24
 
 _SMALLTALK = re.compile(
     r"^\s*(hi|hello|hey|hallo|good (morning|afternoon|evening)|thanks?( you)?|thank you|cheers|"
@@ -42,67 +44,6 @@ _SPLIT = re.compile(
     r"\s*(?:\?|;|\band also\b|\band tell me\b|\band whether\b|\band which\b|\band what\b|\band how\b|\band when\b)\s*",
     re.I,
 )
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_NUMBER = re.compile(r"\d")
-_ABBREVIATION = re.compile(
-    r"(?:^|[\s(])(?:[a-zа-яіїєґ]{1,2}|ст|St|No|Nr|Mr|Mrs|Ms|Dr|e\.g|i\.e|etc|approx|incl|вул|буд|просп)\.$"
-)
-_DATE = re.compile(
-    r"\b(\d{4}-\d{2}-\d{2}|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|monday|tuesday|wednesday|"
-    r"thursday|friday|saturday|sunday|\d{1,2}:\d{2}|quarter|year|month|week|day)",
-    re.I,
-)
-
-
-def answer_kind(question: str) -> Literal["number", "date", "any"]:
-    q = question.lower()
-    if re.search(
-        r"\bhow (many|much|long|often)\b|\bwhat (is the )?(price|cost|rate|percentage|amount|limit)\b|скільки|сколько|多少|几",
-        q,
-    ):
-        return "number"
-    if re.search(r"\bwhen\b|\bwhat (date|time|day)\b|\bdeadline\b|коли|когда|什么时候|何时", q):
-        return "date"
-    return "any"
-
-
-def kind_matches(kind: str, text: str) -> bool:
-    if kind == "number":
-        return bool(_NUMBER.search(text))
-    if kind == "date":
-        return bool(_DATE.search(text) or _NUMBER.search(text))
-    return True
-
-
-def sentences(text: str) -> list[str]:
-    """Sentences and lines; a short label line ("Wednesday, 7 October", "2.1 Hours") is joined to
-    the line after it, so a quote carries its content, not just its heading."""
-    out: list[str] = []
-    label = ""
-    for raw in _join_abbreviations(_SENTENCE.split(text)):
-        s = raw.strip(" -•\t")
-        if len(s) <= 3:
-            continue
-        is_label = not re.search(r"[.!?。！？:：]$", s) and len(s.split()) <= 6 and len(s) <= 40
-        if is_label:
-            label = f"{label} {s}".strip() if label else s
-            continue
-        out.append(f"{label}: {s}" if label else s)
-        label = ""
-    if label:
-        out.append(label)
-    return out
-
-
-def _join_abbreviations(pieces: list[str]) -> list[str]:
-    """Undo splits after "St.", "e.g.", "вул.", "No.": a short word before a full stop is rarely a sentence end."""
-    out: list[str] = []
-    for piece in pieces:
-        if out and _ABBREVIATION.search(out[-1]):
-            out[-1] = f"{out[-1]} {piece}"
-        else:
-            out.append(piece)
-    return out
 
 
 def similarity(p: Passage, cross_lingual: bool) -> float:
@@ -115,7 +56,7 @@ def similarity(p: Passage, cross_lingual: bool) -> float:
 class OfflineReasoner:
     # Thresholds on a 0..1 blended score; set on the handbook golden set and XQuAD train-style checks.
     relevant_at = 0.55
-    partial_at = 0.35
+    partial_at = 0.3
     answer_at = (
         0.45  # the best sentence must reach this (0.5 x its similarity is added when embedding)
     )
@@ -123,6 +64,7 @@ class OfflineReasoner:
         0.88  # coverage + meaning - unseen / 2, for the final "does it answer the question?"
     )
     cross_meaning_at = 0.35
+    unseen_said_at = 0.3  # a word no document uses counts as said when this close to the answer
 
     def __init__(self, stats: Callable[[], TermStats], embedders: Sequence[Embedder] = ()):
         self._stats = stats  # lazy: built from the index on first use
@@ -160,7 +102,8 @@ class OfflineReasoner:
         if _TICKET.search(clean):
             title = _TICKET.sub("", clean, count=1).strip(" :.-") or clean
             return Route("ticket", clean, ticket_title=title[:120])
-        question = clean
+        speller = self.stats.speller
+        question = speller.correct(clean) if speller is not None else clean
         previous = [m.text for m in history if m.role == "user"]
         if previous and (_FOLLOW_UP.match(clean) or len(tokenize(clean)) <= 2):
             # One question, not two: "How many days can I carry over, and by when must I use them?"
@@ -185,18 +128,26 @@ class OfflineReasoner:
         return parts if len(parts) > 1 else [question]
 
     async def grade(self, question: str, passages: Sequence[Passage]) -> list[Grade]:
+        """A passage is as good as its best evidence: the question's key terms it covers (words no
+        document uses left out), how close its whole text is in meaning, and how close its
+        closest sentence is (a fact is often one sentence of a long chunk)."""
         q_lang = detect_lang(question)
-        weights = self.stats.key_terms(question, q_lang)
+        stats = self.stats
+        weights = stats.key_terms(question, q_lang)
+        never = set(stats.unseen(weights))
+        seen = {t: w for t, w in weights.items() if t not in never}
         grades = []
         for p in passages:
             cross = p.lang != q_lang
             sim = similarity(p, cross)
             sim_n = min(max((sim - 0.15) / 0.45, 0.0), 1.0)
-            if cross or not weights:
-                score = sim_n
+            sentence = max(p.extra.get("sentence_sims_use") or [0.0])
+            sentence_n = min(max((sentence - 0.25) / 0.45, 0.0), 1.0)
+            if cross or not seen:
+                score = max(sim_n, sentence_n)
             else:
-                cov = coverage(weights, set(tokenize(p.text, p.lang)))
-                score = 0.6 * cov + 0.4 * sim_n
+                cov = coverage(seen, set(tokenize(p.text, p.lang)))
+                score = 0.55 * cov + 0.2 * sim_n + 0.25 * sentence_n
             label: GradeLabel = (
                 "relevant"
                 if score >= self.relevant_at
@@ -227,18 +178,37 @@ class OfflineReasoner:
             broadened = " ".join(keep)
             if broadened and broadened not in tried:
                 return broadened
-        # RM3-style: add the rarest terms of the two best passages that the question lacks.
+        # RM3-style, from passages that were at least partly on topic: the words they use most
+        # (count × rarity) that the question lacks. Off-topic passages would only add noise, so
+        # without any, the question's own key terms are searched on their own.
+        good = [p for p in passages[:3] if p.extra.get("grade", 0.0) >= self.partial_at]
+        if not good:
+            keys = [
+                w
+                for w in re.findall(r"[^\W_][\w.-]*", question)
+                if set(tokenize(w)) - QUESTION_WORDS
+            ]
+            candidate = " ".join(keys)
+            return candidate if candidate and candidate not in tried else question
         counts: dict[str, float] = {}
+        seen_in: dict[str, int] = {}
         surface: dict[str, str] = {}
-        for p in passages[:2]:
-            for word in re.findall(r"[^\W\d_]{3,}", p.body):
-                for t in tokenize(word, p.lang):
-                    if t not in q_terms:
-                        counts[t] = counts.get(t, 0.0) + stats.idf(t)
-                        surface.setdefault(t, word.lower())
-        extra = [surface[t] for t in sorted(counts, key=counts.__getitem__, reverse=True)[:4]]
+        for p in good:
+            words = [w for w in re.findall(r"[^\W\d_]{3,}", p.body)]
+            terms = [(t, w) for w in words for t in tokenize(w, p.lang) if t not in q_terms]
+            for t, w in terms:
+                counts[t] = counts.get(t, 0.0) + stats.idf(t)
+                surface.setdefault(t, w.lower())
+            for t in {t for t, _ in terms}:
+                seen_in[t] = seen_in.get(t, 0) + 1
+        ranked = sorted(
+            (t for t in counts if seen_in[t] >= min(2, len(good)) or counts[t] >= 2 * stats.idf(t)),
+            key=counts.__getitem__,
+            reverse=True,
+        )
+        extra = [surface[t] for t in ranked[:3]]
         candidate = f"{question} {' '.join(extra)}".strip()
-        return candidate if candidate not in tried else f"{question} {' '.join(extra[:2])}"
+        return candidate if candidate not in tried else f"{question} {' '.join(extra[:1])}"
 
     async def answer(
         self,
@@ -246,60 +216,75 @@ class OfflineReasoner:
         subquestions: Sequence[str],
         passages: Sequence[Passage],
         facts: Sequence[str],
+        *,
+        asker: frozenset[str] = frozenset(),
     ) -> Draft:
+        """For each sub-question, the units that answer it (``agent/extract``), whole and cited;
+        a note when two sources give different values for the same thing in the same scope."""
         stats = self.stats
         chosen: list[Sentence] = []
         missing: list[str] = []
+        quoted: set[str] = set()
+        asker = asker or frozenset({"employees", "contractors"})
         for sub in subquestions:
-            best = self._best_sentences(sub, passages, stats)
-            if not best:
+            wants = asks(sub)
+            extract = score_units(sub, wants, passages, stats, asker, self._embed_for(wants.lang))
+            if not self._answers(extract, wants):
                 missing.append(sub)
                 continue
-            for s in _newest_first(best, passages):
-                if all(s.text != c.text for c in chosen):
-                    chosen.append(s)
-        return Draft(_with_conflict_note(chosen[:5], passages), missing)
+            picked = choose(extract, wants, passages)
+            for s in picked:
+                if s.unit.text in quoted:
+                    continue
+                quoted.add(s.unit.text)
+                chosen.append(Sentence(s.unit.text, [s.unit.passage], score=round(s.score, 3)))
+            note = conflict_note(extract, picked, passages, asker)
+            if note is not None and note.text not in quoted:
+                quoted.add(note.text)
+                chosen.append(note)
+        return Draft(chosen, missing)
 
-    def _best_sentences(
-        self, question: str, passages: Sequence[Passage], stats: TermStats
-    ) -> list[Sentence]:
-        q_lang = detect_lang(question)
-        weights = stats.key_terms(question, q_lang)
-        kind = answer_kind(question)
-        scored: list[tuple[float, int, str]] = []
-        for i, p in enumerate(passages):
-            cross = p.lang != q_lang
-            head = set(tokenize(p.breadcrumbs, p.lang))
-            for s in sentences(p.body):
-                if s.endswith(("?", "？")):
-                    continue  # a question in the text (FAQ headings) is not an answer
-                toks = set(tokenize(s, p.lang)) | head
-                score = similarity(p, True) if cross else coverage(weights, toks)
-                if kind_matches(kind, s):
-                    score += 0.15
-                score += 0.05 * p.extra.get("grade", 0.0) - 0.01 * i
-                scored.append((score, i, s))
-        if not scored:
-            return []
-        scored.sort(key=lambda x: -x[0])
-        if self._embedders:
-            # Re-score the best candidates by meaning, not only by shared words.
-            best = scored[:SENTENCE_CANDIDATES]
-            sims = self._sentence_sims(question, [s for _, _, s in best])
-            scored = sorted(
-                ((sc + 0.5 * sim, i, s) for (sc, i, s), sim in zip(best, sims, strict=True)),
-                key=lambda x: -x[0],
-            )
-        top_score = scored[0][0]
-        if top_score < self.answer_at:
-            return []
-        picked: list[Sentence] = []
-        for score, i, s in scored:
-            if score < top_score * 0.8 or len(picked) == 3:
-                break
-            if all(i != q.sources[0] for q in picked) or len(picked) == 0:
-                picked.append(Sentence(_in_context(s, passages[i]), [i]))
-        return picked
+    def _embed_for(self, lang: str) -> Callable[[str, list[str]], list[float]] | None:
+        if not self._embedders:
+            return None
+        return lambda question, texts: self._sentence_sims_in(lang, question, texts)
+
+    def _sentence_sims_in(self, lang: str, question: str, texts: Sequence[str]) -> list[float]:
+        embedder = self._embedder(lang)
+        if embedder is None or not texts:
+            return [0.0] * len(texts)
+        vectors = embedder.embed([question, *texts], kind="query")
+        return [float(x) for x in vectors[1:] @ vectors[0]]
+
+    def _answers(self, extract: Extract, wants: Asks) -> bool:
+        """Does the best unit state what was asked? It must name the identifiers the question
+        names, hold the kind of answer asked for, and score high enough once the question's words that
+        no document uses, and that it does not say otherwise, are counted against it ("pet
+        insurance")."""
+        if not extract.ranked:
+            return False
+        best = extract.ranked[0]
+        if best.missing or not best.kind_ok:
+            return False
+        penalty = 0.0 if best.cross else 0.4 * self._unseen_unsaid(extract, best)
+        return best.score - penalty >= self.answer_at
+
+    def _unseen_unsaid(self, extract: Extract, best: Scored) -> float:
+        """The share of the question's weight in words no document uses that the best unit does
+        not say otherwise either — not close in meaning to it ("payday" for "paid on the last
+        working day" is said; "pet" in an answer about insurance is not)."""
+        words = extract.unseen_words
+        embedder = self._embedder(extract.lang)
+        if not words or embedder is None:
+            return extract.unseen
+        context = f"{best.unit.label}: {best.unit.text}" if best.unit.label else best.unit.text
+        vectors = embedder.embed([best.unit.text, context, *words], kind="query")
+        unsaid = [
+            w
+            for w, v in zip(words, vectors[2:], strict=True)
+            if max(float(v @ vectors[0]), float(v @ vectors[1])) < self.unseen_said_at
+        ]
+        return extract.unseen * len(unsaid) / len(words)
 
     async def check(
         self, question: str, draft: Draft, passages: Sequence[Passage], facts: Sequence[str] = ()
@@ -311,9 +296,12 @@ class OfflineReasoner:
         for s in draft.sentences:
             body = " ".join(passages[i].text for i in s.sources if 0 <= i < len(passages))
             supported.append(bool(s.sources) and (s.note or _overlap(s.text, body) >= 0.6))
+        scores = [s.score for s in quotes if s.score is not None]
+        if len(scores) == len(quotes):  # our own draft: answer() already judged each quote
+            return Check(supported, True, f"best unit {max(scores):.2f}")
         f = self.features(question, draft, passages)
-        ok = self.supports(f) and kind_matches(
-            answer_kind(question), " ".join(s.text for s in quotes)
+        ok = self.supports(f) and matches_kind(
+            asks(question).kind, " ".join(s.text for s in quotes)
         )
         return Check(supported, ok, ", ".join(f"{k} {v:.2f}" for k, v in f.items()))
 
@@ -341,51 +329,6 @@ class OfflineReasoner:
         if f["cross"]:
             return f["meaning"] >= self.cross_meaning_at
         return f["coverage"] + f["meaning"] - 0.5 * f["unseen"] >= self.support_at
-
-
-def _in_context(sentence: str, p: Passage) -> str:
-    """Lead with the section heading ("2.3.1 (2026-09-03): Fixed the login error…") unless the
-    sentence already says it: the heading often holds the version, date or name asked about."""
-    crumbs = [c.strip() for c in p.breadcrumbs.split(">")]
-    heading = crumbs[-1] if len(crumbs) > 1 else ""
-    if (
-        not heading
-        or len(heading.split()) > 10
-        or heading.lower() in sentence.lower()
-        or sentence.startswith(heading)
-    ):
-        return sentence
-    return f"{heading}: {sentence}"
-
-
-def _newest_first(picked: list[Sentence], passages: Sequence[Passage]) -> list[Sentence]:
-    """Among sentences that state numbers, the newest source leads (ties keep the ranking)."""
-    if len({passages[s.sources[0]].doc_id for s in picked}) < 2:
-        return picked
-    return sorted(picked, key=lambda s: passages[s.sources[0]].updated or "", reverse=True)
-
-
-def _with_conflict_note(chosen: list[Sentence], passages: Sequence[Passage]) -> list[Sentence]:
-    """When two documents give different numbers, say which is newer instead of picking silently."""
-    numbered = [(s, set(re.findall(r"\d+(?:[.,]\d+)?", s.text))) for s in chosen]
-    for i, (a, nums_a) in enumerate(numbered):
-        for b, nums_b in numbered[i + 1 :]:
-            pa, pb = passages[a.sources[0]], passages[b.sources[0]]
-            if (
-                pa.doc_id != pb.doc_id
-                and nums_a
-                and nums_b
-                and nums_a != nums_b
-                and pa.updated != pb.updated
-            ):
-                new, old = (pa, pb) if pa.updated > pb.updated else (pb, pa)
-                note = Sentence(
-                    f"Note: {old.title} (updated {old.updated}) says otherwise; {new.title} (updated {new.updated}) is newer and applies.",
-                    [passages.index(old), passages.index(new)],
-                    note=True,
-                )
-                return [*chosen, note]
-    return chosen
 
 
 def _overlap(sentence: str, source: str) -> float:

@@ -38,6 +38,7 @@ class Sentence:
     text: str
     sources: list[int]  # indices into the passages given to ``answer``
     note: bool = False  # our own words (e.g. "an older source disagrees"), not a quote
+    score: float | None = None  # how well the quote answers, when the reasoner judged it
 
 
 @dataclass
@@ -80,8 +81,11 @@ class Reasoner(Protocol):
         subquestions: Sequence[str],
         passages: Sequence[Passage],
         facts: Sequence[str],
+        *,
+        asker: frozenset[str] = frozenset(),
     ) -> Draft:
-        """Sentences, each citing the passages that support it. ``facts`` are tool results (CRM)."""
+        """Sentences, each citing the passages that support it. ``facts`` are tool results (CRM);
+        ``asker`` the audiences the asker belongs to (``agent/scope``), for the rule that applies."""
         ...
 
     async def check(

@@ -41,6 +41,7 @@ class Passage:
     lang: str
     score: float
     url: str | None = None
+    audience: tuple[str, ...] = ()  # who its text is written for; () = everyone
     extra: dict = field(default_factory=dict)  # reranker / grader scores
 
     @property
@@ -68,6 +69,7 @@ class Passage:
             lang=p.get("lang", "en"),
             score=hit.score,
             url=p.get("url"),
+            audience=tuple(p.get("audience") or ()),
         )
 
 
@@ -164,7 +166,12 @@ class Retriever:
             doc_ids=filters.doc_ids if filters else None,
             updated_after=filters.updated_after if filters else None,
             readers=[list(r) for r in readers],
-            with_vectors=list(dense),
+            # each model's vector (for its cosine), and the sentence vectors: the answer step
+            # reads how close each sentence is to the question without embedding it again
+            with_vectors=[
+                *dense,
+                *(n + SENTENCES for n in dense if n + SENTENCES in self.index.dims),
+            ],
         )
         hits = self.index.query(q)
         if s.fusion == "rrf" and lang != "en" and "use" in dense:
@@ -180,6 +187,13 @@ class Retriever:
                 cosines = np.array([hits[i].vectors[name] for i in found]) @ np.array(vector)
                 for i, cosine in zip(found, cosines.tolist(), strict=True):
                     passages[i].extra[f"sim_{name}"] = cosine
+            for i, hit in enumerate(hits):
+                rows = hit.vectors.get(name + SENTENCES)
+                if rows:  # the cosine of each sentence of the chunk, in order
+                    sims = (
+                        np.asarray(rows, dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
+                    ).tolist()
+                    passages[i].extra[f"sentence_sims_{name}"] = sims
         if self.reranker and passages:
             passages = self.reranker.rerank(query, passages, top_k)
         return passages[:top_k]

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from agent.spelling import Speller
 from ingest.languages import tokenize
 
 # Words that shape a question but say nothing about its topic (stemmed forms appear too).
@@ -20,12 +21,23 @@ _QUESTION_WORDS = (
     "describe please can could would should may might must need want get got give find show "
     "list say said anyon anyone someon someone thing info inform information detail details "
     "mean us our we company policy rule rules current currently still now "
-    "allow allowed possible okay ok do does did is are was were be"
+    "allow allowed possible okay ok do does did is are was were be "
+    # words that shape what is asked (the extreme, the order) rather than its topic
+    "newest latest oldest earliest highest lowest cheapest biggest largest smallest most least "
+    "maximum minimum max min first last current recent"
 )
 _OTHER_QUESTION_WORDS = {
-    "uk": "що який яка яке які скільки коли де як чому чи можна треба потрібно мені нам наш наша наші",
-    "ru": "что какой какая какое какие сколько когда где как почему ли можно нужно мне нам наш наша наши",
-    "zh": "什么 怎么 怎样 哪 哪里 哪些 多少 几 吗 呢 是否 如何 为什么 谁 何时 请问 可以 能 需要 我们 公司 规定",
+    "uk": "що який яка яке які якої якому скільки коли де куди як чому чи можна треба потрібно мені "
+    "нам наш наша наші мій моя мої я ми ви вони це цей ця ці той та ті котрій котрої котрий "
+    "о про для до від по на у в з із робити відбувається",
+    "ru": "что какой какая какое какие какого скольк сколько когда где куда как почему ли можно "
+    "нужно мне нам наш наша наши мой моя мои я мы вы они это этот эта эти тот та те о про для до "
+    "от по на у в с из делать происходит",
+    "zh": "什么 怎么 怎样 哪 哪里 哪些 哪天 哪几天 哪个 多少 几 几天 吗 呢 是否 如何 为什么 谁 何时 请问 "
+    "可以 能 需要 我们 公司 规定 从 到 放到 是 有 的 了 我 你 他 她 要 会 在 和 与 一共 今年 明年 去年",
+    "ja": "何 いくら どこ いつ だれ 誰 どの どれ どう なぜ 教えて ください です ます",
+    "de": "was welche welcher welches wer wie wann wo warum wieviel viel viele muss müssen kann "
+    "können darf dürfen ich wir mein meine unser unsere ist sind gibt es bis über",
 }
 QUESTION_WORDS = {t for w in _QUESTION_WORDS.split() for t in (w, *tokenize(w, "en"))} | {
     t
@@ -39,15 +51,15 @@ QUESTION_WORDS = {t for w in _QUESTION_WORDS.split() for t in (w, *tokenize(w, "
 class TermStats:
     df: Counter
     n_docs: int
+    speller: Speller | None = None  # typos corrected against the corpus's own words
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> TermStats:
         df: Counter = Counter()
-        n = 0
+        texts = list(texts)
         for text in texts:
             df.update(set(tokenize(text)))
-            n += 1
-        return cls(df, n)
+        return cls(df, len(texts), Speller.from_texts(texts))
 
     def idf(self, term: str) -> float:
         d = self.df.get(term, 0)

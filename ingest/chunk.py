@@ -10,13 +10,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ingest.audience import section_audience
 from ingest.documents import Chunk, Document, Section
+from ingest.languages import CJK_CHARS
 from ingest.sentences import sentence_spans
 
 TINY = 40  # sections under this many tokens are merged into the next one, when they can be
 
 # Chinese and Japanese are written without spaces: each of their characters counts as one token.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK = CJK_CHARS
 _TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 
 
@@ -65,6 +67,7 @@ def chunk_document(doc: Document, *, max_tokens: int = 220, overlap: int = 40) -
                     lang=doc.lang,
                     content_hash=doc.content_hash,
                     url=doc.url,
+                    audience=sorted(section_audience(unit.path, frozenset(doc.audience))),
                 )
             )
     return chunks

@@ -27,6 +27,7 @@ class Document:
     lang: str = "en"
     content_hash: str = ""
     url: str | None = None
+    audience: list[str] = field(default_factory=list)  # who it is written for; [] = everyone
 
 
 @dataclass
@@ -49,6 +50,7 @@ class Chunk:
     lang: str
     content_hash: str
     url: str | None = None
+    audience: list[str] = field(default_factory=list)
 
     @property
     def body(self) -> str:
@@ -73,4 +75,5 @@ class Chunk:
             "acl": self.acl,
             "lang": self.lang,
             "content_hash": self.content_hash,
+            "audience": self.audience,
         }

@@ -18,7 +18,13 @@ import Stemmer
 jieba.setLogLevel(logging.WARNING)
 
 _VERSION = re.compile(r"(?<![\w.])[vV]?(\d+)[._](\d+)(?:[._](\d+))?(?:[._](\d+))?(?!\w)")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# Chinese and Japanese: kana, Han (CJK unified ideographs and extensions A, compatibility). The
+# one definition of "CJK" in the code base (the chunker counts these characters one token each).
+CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(f"[{CJK_CHARS}]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_KATAKANA_RUN = re.compile(r"[\u30a0-\u30ffー]{2,}")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _UK_ONLY = re.compile(r"[іїєґІЇЄҐ]")
 _RU_ONLY = re.compile(r"[ыэъёЫЭЪЁ]")
@@ -433,7 +439,7 @@ def detect_lang(text: str) -> str:
     cyr = len(_CYRILLIC.findall(sample))
     latin = sum(ch.isascii() and ch.isalpha() for ch in sample)
     if cjk and cjk * 2 >= latin * 0.5:
-        return "zh"
+        return "ja" if _KANA.search(sample) else "zh"  # Chinese is never written with kana
     if cyr > latin:
         uk, ru = len(_UK_ONLY.findall(sample)), len(_RU_ONLY.findall(sample))
         return "uk" if uk >= ru and uk > 0 else "ru"
@@ -468,7 +474,14 @@ def tokenize(text: str, lang: str | None = None) -> list[str]:
     text = fold_versions(text)
     lang = lang or detect_lang(text)
     tokens: list[str] = []
-    if _CJK.search(text):
+    if _KANA.search(text):
+        # Japanese: katakana runs are words (mostly nouns: ロンドン, ホテル); hiragana runs are
+        # mostly particles and endings and are dropped; Han runs go to jieba like Chinese.
+        words = _KATAKANA_RUN.findall(text)
+        rest = _KANA.sub(" ", text)
+        pieces = [p.strip().lower() for p in jieba.lcut_for_search(rest)]
+        words += [w for p in pieces if p for w in _WORD.findall(p)]
+    elif _HAN.search(text):
         # jieba segments Han runs and passes other scripts through as words.
         pieces = [p.strip().lower() for p in jieba.lcut_for_search(text)]
         words = [w for p in pieces if p for w in _WORD.findall(p)]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.access import is_document, resolve_acl, sidecar_meta
+from ingest.audience import document_audience
 from ingest.chunk import chunk_document
 from ingest.documents import Chunk, Document
 from ingest.embed import Embedder
@@ -25,6 +26,10 @@ from ingest.parse import SUFFIXES, parse_file
 from ingest.sentences import sentences
 from ingest.settings import Settings
 from ingest.sparse import BM25Encoder
+
+# Changes whenever files are read or cut differently (parsing, sentences, chunk payload), so an
+# upgrade re-reads every file on the next ingest instead of keeping chunks made the old way.
+READER_VERSION = "2026-11: whole paragraphs, table rows, one sentence splitter, audience"
 
 
 @dataclass
@@ -163,9 +168,11 @@ class Ingester:
             raise BadDocument("no text to index")
         digest = hashlib.sha256(path.read_bytes())
         digest.update(json.dumps({**meta, "acl": acl}, sort_keys=True, default=str).encode())
+        digest.update(READER_VERSION.encode())
+        title = str(meta.get("title") or parsed.title)
         return Document(
             doc_id=doc_id,
-            title=str(meta.get("title") or parsed.title),
+            title=title,
             source=str(path),
             sections=parsed.sections,
             updated=str(
@@ -176,6 +183,7 @@ class Ingester:
             lang=str(meta.get("lang") or detect_lang(text)),
             content_hash=digest.hexdigest(),
             url=meta.get("url"),
+            audience=sorted(document_audience(title, parsed.sections, meta, acl)),
         )
 
     def embed_chunks(self, chunks: Sequence[Chunk]) -> list[PointData]:

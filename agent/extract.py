@@ -1,0 +1,333 @@
+"""Extractive answers: every sentence, list item and table row of the passages found is scored
+against the question, and the answer is the best few, whole, in an order that reads.
+
+A unit's score blends what it shares with the question (key terms weighted by rarity, with the
+words of its heading counting less) and how close it is in meaning (the sentence vectors the index
+already holds, or MiniLM for English). On top come what words alone miss:
+- the kind of answer: a "how many" wants a number, a "when" a date or a time;
+- the value asked about: for "a 700 EUR claim" the row whose range holds 700 EUR, not its
+  neighbour; for "a five-hour ride" the rule for 4 hours or more;
+- the asker's audience: a contractor's question prefers the sentences about contractors, and the
+  rules written for employees fall back (``agent/scope``);
+- the extreme asked for: "the highest cap" is found by ordering what was found, not by score.
+Then the answer is the best unit, the sentence that continues it (the 31 March deadline that
+belongs with the carry-over rule), and what else covers a part of the question not yet covered,
+at most three, no two saying the same.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from agent.messages import say
+from agent.questions import Asks, matches_kind, required_terms
+from agent.reasoning import Sentence
+from agent.retrieval import Passage
+from agent.scope import unit_audience
+from agent.terms import TermStats, coverage
+from agent.units import Unit, units
+from agent.values import dates, quantities, ranges, versions, years
+from ingest.languages import tokenize
+
+MAX_UNITS = 3
+RESCORED = 16  # candidates re-scored by meaning with a sentence embedder
+
+
+@dataclass
+class Scored:
+    unit: Unit
+    score: float
+    lexical: float  # key-term coverage of the unit with its heading
+    meaning: float  # closeness by meaning, 0..1 (0 when unknown)
+    tokens: frozenset[str] = field(default_factory=frozenset)
+    missing: frozenset[str] = frozenset()  # required terms (names, identifiers) it lacks
+    cross: bool = False  # in another language than the question
+    kind_ok: bool = True  # holds the kind of answer asked for
+
+
+@dataclass
+class Extract:
+    """What the units of the passages say about one question."""
+
+    chosen: list[Scored]
+    ranked: list[Scored]
+    weights: dict[str, float]  # the question's key terms
+    unseen: float  # share of the key terms' weight the corpus never uses
+    lang: str = "en"  # the question's
+    unseen_words: list[str] = field(default_factory=list)  # the question's words behind them
+
+
+def _tokens(text: str, lang: str) -> frozenset[str]:
+    return frozenset(tokenize(text, lang))
+
+
+def _meaning(sim: float | None) -> float:
+    """A cosine as 0..1: unrelated sentences sit near 0.2, paraphrases above 0.75."""
+    if sim is None:
+        return 0.0
+    return min(max((sim - 0.2) / 0.55, 0.0), 1.0)
+
+
+def _value_fit(asks: Asks, unit: Unit, lang: str) -> float:
+    """+ when the unit's range holds the value asked about, − when its range of the same unit
+    does not (the neighbouring row), 0 when it says nothing of such values."""
+    if asks.quantity is None:
+        return 0.0
+    found = [r for r in ranges(unit.text, lang) if r.unit_matches(asks.quantity)]
+    if not found:
+        return 0.0
+    return 0.35 if any(r.contains(asks.quantity) for r in found) else -0.35
+
+
+def _cell_fit(question_tokens: frozenset[str], unit: Unit, lang: str) -> float:
+    """A table row whose first cell is what the question names ("Munich", "L4") fits."""
+    if not unit.cells:
+        return 0.0
+    first = next(iter(unit.cells.values()))
+    cell = _tokens(first, lang)
+    return 0.2 if cell and cell <= question_tokens else 0.0
+
+
+def score_units(
+    question: str,
+    asks: Asks,
+    passages: Sequence[Passage],
+    stats: TermStats,
+    asker: frozenset[str],
+    embed: Callable[[str, list[str]], list[float]] | None = None,
+) -> Extract:
+    all_weights = stats.key_terms(question, asks.lang)
+    total = sum(all_weights.values()) or 1.0
+    never = set(stats.unseen(all_weights))
+    unseen = sum(all_weights[t] for t in never) / total
+    # A word no document uses cannot tell one sentence from another: coverage counts the others
+    # (the words never seen speak to whether the documents answer at all: ``unseen``).
+    weights = {t: w for t, w in all_weights.items() if t not in never}
+    q_tokens = _tokens(question, asks.lang)
+    identifiers, names = required_terms(question, asks.lang)
+    scored: list[Scored] = []
+    all_units = units(passages, sims_key="sentence_sims_use")
+    for unit in all_units:
+        if not unit.quotable:
+            continue
+        p = passages[unit.passage]
+        cross = p.lang != asks.lang
+        toks = _tokens(unit.text, p.lang)
+        context = toks | _tokens(unit.label, p.lang) | _tokens(p.breadcrumbs, p.lang)
+        lexical = 0.0 if cross else 0.6 * coverage(weights, toks) + 0.4 * coverage(weights, context)
+        missing = frozenset() if cross else identifiers - context
+        unnamed = frozenset() if cross else names - context
+        meaning = _meaning(unit.sim)
+        base = meaning if cross or not weights else 0.6 * lexical + 0.4 * meaning
+        kind_ok = matches_kind(asks.kind, unit.text)
+        if not kind_ok:
+            base -= 0.25  # a "how many" that names no number does not answer it
+        # the value asked about decides between rows that are otherwise about the question
+        base += (_value_fit(asks, unit, p.lang) + _cell_fit(q_tokens, unit, p.lang)) * min(
+            1.0, 2 * base
+        )
+        base += 0.08 * p.extra.get("grade", 0.0)
+        base -= 0.3 * min(len(missing), 2) + 0.15 * min(len(unnamed), 2)  # another ticket, office…
+        audience = unit_audience(unit.text, p.audience)
+        if audience and not audience & asker:
+            base -= 0.35  # a rule written for someone else
+        elif audience & asker - {"employees"}:
+            base += 0.1  # the rule written for this asker's own, narrower audience
+        scored.append(Scored(unit, base, lexical, meaning, toks, missing, cross, kind_ok))
+    scored.sort(key=lambda s: -s.score)
+    if embed is not None and scored:
+        _rescore(question, scored, embed)
+    words = [
+        w for w in re.findall(r"[^\W_][\w'-]*", question) if set(tokenize(w, asks.lang)) & never
+    ]
+    return Extract([], scored, weights, unseen, asks.lang, words)
+
+
+def _rescore(
+    question: str, scored: list[Scored], embed: Callable[[str, list[str]], list[float]]
+) -> None:
+    """Re-score the best candidates by meaning with a sentence embedder (MiniLM for English)."""
+    head = scored[:RESCORED]
+    sims = embed(question, [s.unit.text for s in head])
+    for s, sim in zip(head, sims, strict=True):
+        better = _meaning(sim)
+        if better > s.meaning:
+            s.score += 0.4 * (better - s.meaning)
+            s.meaning = better
+    scored.sort(key=lambda s: -s.score)
+
+
+# ------------------------------------------------------------------------------ choosing
+
+
+def _similar(a: Scored, b: Scored) -> bool:
+    """Two units that say the same: most of their words, and the same figures."""
+    if not a.tokens or not b.tokens:
+        return a.unit.text == b.unit.text
+    jaccard = len(a.tokens & b.tokens) / len(a.tokens | b.tokens)
+    figures_a, figures_b = (
+        set(re.findall(r"\d+", a.unit.text)),
+        set(re.findall(r"\d+", b.unit.text)),
+    )
+    return jaccard >= 0.6 or (jaccard >= 0.35 and figures_a == figures_b and bool(figures_a))
+
+
+def _ordering_value(s: Scored, dimension: str, year: int | None) -> float | None:
+    text = f"{s.unit.label} {s.unit.text}" if dimension != "amount" else s.unit.text
+    if dimension == "version":
+        found = versions(text)
+        return (
+            float(sum(v * 1000 ** (3 - i) for i, v in enumerate(found[-1][:3]))) if found else None
+        )
+    if dimension == "date":
+        found = dates(text, year)
+        return float(max(found).toordinal()) if found else None
+    values = [q.value for q in quantities(s.unit.text) if q.unit]
+    return max(values) if values else None
+
+
+def _extreme(asks: Asks, ranked: list[Scored]) -> Scored | None:
+    """Among the units that answer alike (the rows of the best table, the sentences near the best
+    score), the one with the highest / lowest / latest / earliest value."""
+    best = ranked[0]
+    peers = [
+        s
+        for s in ranked
+        if (s.unit.passage == best.unit.passage and s.unit.kind == best.unit.kind)
+        or s.score >= best.score - 0.15
+    ]
+    year_hint = next(
+        iter(years(" ".join(s.unit.label + " " + s.unit.text for s in peers[:3]))), None
+    )
+    valued = [
+        (v, s)
+        for s in peers
+        if (v := _ordering_value(s, asks.dimension or "amount", year_hint)) is not None
+        and not re.search(
+            r"\b(?:planned|not released|upcoming|draft)\b", s.unit.label + s.unit.text, re.I
+        )
+    ]
+    if len(valued) < 2:
+        return None
+    pick = max if asks.extreme in ("high", "late") else min
+    return pick(valued, key=lambda pair: (pair[0], pair[1].score))[1]
+
+
+def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Scored]:
+    """The units of the answer: the best (or the extreme asked for), what continues it, and what
+    covers a part of the question not covered yet; at most three, none saying the same."""
+    ranked = extract.ranked
+    if not ranked:
+        return []
+    first = ranked[0]
+    if asks.extreme:
+        first = _extreme(asks, ranked) or first
+    chosen = [first]
+    by_place = {(s.unit.passage, s.unit.order): s for s in ranked}
+    following = by_place.get((first.unit.passage, first.unit.order + 1))
+    covered = set(first.tokens) | _tokens(first.unit.label, passages[first.unit.passage].lang)
+    if (
+        following is not None
+        and following.unit.kind in ("sentence", "item")
+        and following.unit.kind == first.unit.kind
+        and following.unit.line in (first.unit.line, first.unit.line + 1)
+        and following.tokens & (set(extract.weights) | first.tokens) - {"day", "days"}
+        and following.score >= first.score * 0.5
+        and not _similar(following, first)
+        and not asks.extreme
+    ):
+        chosen.append(following)
+        covered |= following.tokens
+    for s in ranked[1:]:
+        if len(chosen) >= MAX_UNITS or s.score < first.score * 0.8:
+            break
+        if any(_similar(s, c) for c in chosen):
+            continue
+        new = {t for t in extract.weights if t in s.tokens and t not in covered}
+        if new and sum(extract.weights[t] for t in new) >= 0.15 * sum(extract.weights.values()):
+            chosen.append(s)
+            covered |= s.tokens
+    return chosen
+
+
+def reading_order(chosen: list[Scored]) -> list[Scored]:
+    """The first unit leads; the others follow it; a unit and the one after it stay together."""
+    return chosen
+
+
+def figure_units(text: str) -> dict[str, set[float]]:
+    """The figures of a sentence by unit ("" for bare numbers): what two rules disagree on."""
+    out: dict[str, set[float]] = {}
+    for q in quantities(text):
+        if q.unit and not math.isinf(q.value):
+            out.setdefault(q.unit, set()).add(q.value)
+    return out
+
+
+def _subject_tokens(s: Scored) -> set[str]:
+    return {t for t in s.tokens if not re.fullmatch(r"[\d.,]+", t)}
+
+
+def conflict_note(
+    extract: Extract, chosen: Sequence[Scored], passages: Sequence[Passage], asker: frozenset[str]
+) -> Sentence | None:
+    """A note when another source gives a different value for the same thing in the same scope:
+    a unit of another document with another date, for the same audience, that answers the same
+    question about as well (the question's key terms alike, some of the same words), with a figure
+    in the same unit that differs. The newer document applies; the note names both, with dates."""
+    for c in chosen:
+        mine = passages[c.unit.passage]
+        mine_figures = figure_units(c.unit.text)
+        if not mine_figures:
+            continue
+        mine_audience = unit_audience(c.unit.text, mine.audience)
+        keys_c = {t for t in extract.weights if t in c.tokens}
+        for s in extract.ranked:
+            other = passages[s.unit.passage]
+            if other.doc_id == mine.doc_id or s.score < c.score - 0.2 or not other.updated:
+                continue
+            if other.updated[:10] == mine.updated[:10] or not mine.updated:
+                continue
+            if unit_audience(s.unit.text, other.audience) != mine_audience:
+                continue
+            keys_s = {t for t in extract.weights if t in s.tokens}
+            keys = keys_c | keys_s
+            if not keys or len(keys_c & keys_s) / len(keys) < 0.6:
+                continue
+            a, b = _subject_tokens(c), _subject_tokens(s)
+            if not a or len(a & b) / len(a | b) < 0.2:
+                continue
+            theirs = figure_units(s.unit.text)
+            shared = [u for u in mine_figures if u in theirs]
+            if not shared or all(mine_figures[u] == theirs[u] for u in shared):
+                continue
+            newer, older = (c, s) if mine.updated >= other.updated else (s, c)
+            old_p, new_p = passages[older.unit.passage], passages[newer.unit.passage]
+            unit = shared[0]
+            value = ", ".join(_figure(v, unit) for v in sorted(figure_units(older.unit.text)[unit]))
+            text = say(
+                extract.lang,
+                "conflict",
+                old=old_p.title,
+                old_date=old_p.updated[:10],
+                value=value,
+                new=new_p.title,
+                new_date=new_p.updated[:10],
+            )
+            return Sentence(text, [older.unit.passage, newer.unit.passage], note=True)
+    return None
+
+
+_CURRENCY = {"eur", "usd", "pln", "uah", "cny"}
+
+
+def _figure(value: float, unit: str) -> str:
+    number = f"{value:,.2f}".rstrip("0").rstrip(".")
+    if unit in ("", "%"):
+        return number + unit
+    if unit in _CURRENCY:
+        return f"{number} {unit.upper()}"
+    return f"{number} {unit}{'' if value == 1 else 's'}"

@@ -1,0 +1,166 @@
+"""What a question asks for, read from its words in the languages Footnote answers: the kind of
+answer (an amount, a date, a duration, a place, a yes or no), the value it is about ("a 700 EUR
+claim", "a 5-hour ride"), and whether it wants the extreme of something (the latest, the highest).
+Answers are chosen by these, not only by shared words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from agent.values import Quantity, quantities
+from ingest.languages import detect_lang, tokenize
+
+Kind = Literal["number", "date", "duration", "who", "where", "how", "yesno", "any"]
+Dimension = Literal["date", "version", "amount"]
+
+_NUMBER_Q = re.compile(
+    r"\bhow (?:many|much)\b|\bwhat(?:'s| is| are)? (?:the )?(?:price|cost|rate|percentage|amount|"
+    r"limit|cap|fee|budget|allowance|salary|range|band|maximum|minimum|number|share|factor)\b|"
+    r"\bhow (?:big|high|large)\b|скільки|сколько|多少|几|いくら|何人|何日|wie (?:viel|hoch|groß)",
+    re.I,
+)
+_DURATION_Q = re.compile(
+    r"\bhow (?:long|soon|quickly|fast)\b|\bwithin how\b|\bhow many (?:days|weeks|months|hours)\b|"
+    r"як довго|протягом якого|сколько времени|多长时间|多久|どのくらい|wie lange",
+    re.I,
+)
+_DATE_Q = re.compile(
+    r"\bwhen\b|\bby when\b|\bwhat (?:date|time|day)\b|\bwhich (?:date|day|month)\b|\bdeadline\b|"
+    r"\bby what date\b|коли|когда|什么时候|何时|哪天|いつ|\bwann\b|bis wann|о котрій|в котором часу",
+    re.I,
+)
+_WHO_Q = re.compile(
+    r"\bwho\b|\bwhom\b|\bwhose\b|\bwhich (?:team|person|role|department)\b|хто|кто|谁|誰|\bwer\b",
+    re.I,
+)
+_WHERE_Q = re.compile(
+    r"\bwhere\b|\bwhich (?:address|city|office|tool|system)\b|де |где |哪里|在哪|どこ|\bwo\b", re.I
+)
+_YESNO_Q = re.compile(
+    r"^\s*(?:can|could|may|do|does|did|is|are|was|were|will|should|am|has|have)\b|"
+    r"^\s*(?:чи|ли)\b|吗[？?]?$|ですか[？?]?$|^\s*(?:kann|darf|muss|ist|gibt)\b",
+    re.I,
+)
+
+_MOST = {
+    "high": re.compile(
+        r"\b(?:highest|most expensive|largest|biggest|maximum|max|top|most)\b|найвищ|найбільш|"
+        r"наибольш|самый высок|最高|最多|最大|höchste|größte|meisten",
+        re.I,
+    ),
+    "low": re.compile(
+        r"\b(?:lowest|cheapest|smallest|least|minimum|fewest)\b|найнижч|найменш|наименьш|"
+        r"самый низк|最低|最少|最小|niedrigste|günstigste|wenigsten",
+        re.I,
+    ),
+    # "last year", "first class", "first response" are not superlatives: "last"/"first" count
+    # only before something that can be ordered
+    "late": re.compile(
+        r"\b(?:latest|newest|most recent)\b|\blast(?!\s+(?:year|month|week|night|time|day|name|"
+        r"minute|resort))\b|останн|найнов|последн|новейш|最新|最后|neueste|letzte",
+        re.I,
+    ),
+    "early": re.compile(
+        r"\b(?:earliest|oldest)\b|\bfirst(?!\s*(?:-|class|time|day|week|month|year|response|"
+        r"line|aid|name|half|step|of|reply))\b|найстар|старейш|最早|最初|älteste",
+        re.I,
+    ),
+}
+_DIMENSION = {
+    "version": re.compile(r"\b(?:version|release|releases|build)\b|верс|版本|バージョン", re.I),
+    "date": re.compile(
+        r"\b(?:date|day|holiday|change|changed|revision|update|updated|when|deadline)\b|"
+        r"свят|дата|день|日期|节|祝日|feiertag|datum",
+        re.I,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Asks:
+    """What a question asks for."""
+
+    kind: Kind
+    lang: str
+    quantity: Quantity | None = None  # the value it is about: "a 700 EUR claim"
+    extreme: Literal["high", "low", "late", "early"] | None = None
+    dimension: Dimension | None = None  # what the extreme is of
+
+
+def asks(question: str) -> Asks:
+    lang = detect_lang(question)
+    kind: Kind = "any"
+    if _DURATION_Q.search(question):
+        kind = "duration"
+    elif _NUMBER_Q.search(question):
+        kind = "number"
+    elif _DATE_Q.search(question):
+        kind = "date"
+    elif _WHO_Q.search(question):
+        kind = "who"
+    elif _WHERE_Q.search(question):
+        kind = "where"
+    elif _YESNO_Q.search(question):
+        kind = "yesno"
+    found = quantities(question, lang)
+    quantity = next((q for q in found if q.unit), found[0] if found else None)
+    extreme = next((e for e, pattern in _MOST.items() if pattern.search(question)), None)
+    dimension: Dimension | None = None
+    if extreme:
+        if extreme in ("late", "early"):
+            dimension = "version" if _DIMENSION["version"].search(question) else "date"
+        else:
+            dimension = "amount"
+    return Asks(kind, lang, quantity, extreme, dimension)  # type: ignore[arg-type]
+
+
+_TIME = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)
+_DATE_WORD = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:q[1-4])\b|\d+\s*(?:月|日|号)|"
+    r"\b\d{1,2}(?:st|nd|rd|th)\b|\bend of\b|\bbefore\b|\bafter\b|"
+    r"(?:січ|лют|берез|квіт|трав|черв|лип|серп|верес|жовт|листоп|груд)",
+    re.I,
+)
+
+
+def matches_kind(kind: Kind, text: str) -> bool:
+    """Does ``text`` hold the kind of answer asked for (a number for "how many", a date or a
+    time for "when")? Kinds that words cannot check (who, how, yes/no) always match."""
+    if kind in ("number", "duration"):
+        return bool(re.search(r"\d", text)) or bool(
+            re.search(
+                r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|no|none)\b",
+                text,
+                re.I,
+            )
+        )
+    if kind == "date":
+        return bool(_TIME.search(text) or _DATE_WORD.search(text))
+    return True
+
+
+_IDENTIFIER = re.compile(r"\b(?:[A-Za-z]{1,6}-?\d[\w.-]*|\d+(?:\.\d+){1,3}|[A-Z]{2,}\d+)\b")
+# a capitalised word inside a sentence (not its first word)
+_NAME = re.compile(r"(?<![.!?:]\s)(?<=[\s(“\"'])(?:[A-ZÀ-ÖØ-ÞА-ЯІЇЄҐ][\w’'-]+)")
+_NOT_NAMES = {"I", "EUR", "USD", "OK", "PDF", "FAQ", "HR", "IT", "Q"}
+
+
+def required_terms(question: str, lang: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What an answer must mention: identifiers ("TCK-1130", "L4", "2.3.1") — a sentence without
+    them is about another ticket, level or release, however close it sounds — and the names
+    written with a capital inside the question ("Brightline", "Berlin"), which an answer usually
+    names too (but not always: "moving from Hamburg" is answered by the rule for every move)."""
+
+    def tokens(words: list[str]) -> frozenset[str]:
+        out: set[str] = set()
+        for word in words:
+            out |= set(tokenize(word, lang))
+        return frozenset(t for t in out if len(t) > 1)
+
+    identifiers = tokens([m.group(0) for m in _IDENTIFIER.finditer(question)])
+    names = tokens([m.group(0) for m in _NAME.finditer(question) if m.group(0) not in _NOT_NAMES])
+    return identifiers, names - identifiers

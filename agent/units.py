@@ -1,0 +1,109 @@
+"""What an answer is made of: the sentences, list items and table rows of the passages found.
+
+A passage's body is read line by line (parsing has made every line a paragraph, a list item or a
+table row) and each line sentence by sentence, with the same splitter that cut the sentence
+vectors at ingest, so the n-th unit of a passage meets the n-th of its sentence vectors. A short
+line with no sentence end above other lines ("2.1 Approval") is a label: it is not quoted, but
+what it names helps the units under it match a question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agent.retrieval import Passage
+from ingest.sentences import sentences
+
+UnitKind = Literal["sentence", "row", "item", "label", "question"]
+
+_ITEM = re.compile(r"^\s*(?:[-–—•·▪*]|\d{1,2}[.)])\s+")
+_CELL = re.compile(r"^([^:·]{1,60}):\s*(.+)$")
+_ENDS = re.compile(r"[.!?。！？:;)\]]$")
+
+
+@dataclass
+class Unit:
+    text: str  # as it is quoted (a list item without its bullet)
+    passage: int  # index of its passage in the list given
+    order: int  # position in the passage
+    kind: UnitKind
+    label: str = ""  # the label or heading it sits under
+    cells: dict[str, str] = field(default_factory=dict)  # a table row: header → value
+    sim: float | None = None  # closeness to the question by meaning, when known
+    line: int = 0  # the line (paragraph, item or row) it belongs to
+
+    @property
+    def quotable(self) -> bool:
+        """A sentence, item or row that can stand as an answer (not "2." or a lone word)."""
+        return self.kind in ("sentence", "row", "item") and len(re.findall(r"\w+", self.text)) >= 3
+
+
+def row_cells(line: str) -> dict[str, str]:
+    """ "Level: L4 · Title: Senior Engineer" → {"Level": "L4", "Title": "Senior Engineer"}; {} if
+    the line is not a table row."""
+    parts = [p.strip() for p in line.split(" · ")]
+    if len(parts) < 2:
+        return {}
+    cells = {}
+    for part in parts:
+        m = _CELL.match(part)
+        if not m:
+            return {}
+        cells[m.group(1).strip()] = m.group(2).strip()
+    return cells
+
+
+def _is_label(line: str, following: str) -> bool:
+    words = line.split()
+    return (
+        bool(following)
+        and 0 < len(words) <= 8
+        and len(line) <= 60
+        and not _ENDS.search(line)
+        and not _ITEM.match(line)
+        and " · " not in line
+    )
+
+
+def units_of(passage: Passage, index: int, sims_key: str = "") -> list[Unit]:
+    """The units of one passage, in order; ``sims_key`` names its per-sentence similarities."""
+    body = passage.body
+    crumbs = [c.strip() for c in passage.breadcrumbs.split(">") if c.strip()]
+    label = crumbs[-1] if len(crumbs) > 1 else ""
+    lines = [ln for ln in body.split("\n") if ln.strip()]
+    out: list[Unit] = []
+    for n, line in enumerate(lines):
+        following = lines[n + 1] if n + 1 < len(lines) else ""
+        cells = row_cells(line)
+        if cells:
+            out.append(Unit(line.strip(), index, len(out), "row", label, cells, line=n))
+            continue
+        if _is_label(line.strip(), following):
+            label = line.strip()
+            out.append(Unit(line.strip(), index, len(out), "label", label, line=n))
+            continue
+        item = bool(_ITEM.match(line))
+        for k, sentence in enumerate(sentences(line)):
+            text = _ITEM.sub("", sentence) if item and k == 0 else sentence
+            kind: UnitKind = (
+                "question"
+                if text.rstrip().endswith(("?", "？"))
+                else "item"
+                if item
+                else "sentence"
+            )
+            out.append(Unit(text.strip(), index, len(out), kind, label, line=n))
+    # the per-sentence similarities were computed over sentences(body), which is this order
+    sims = passage.extra.get(sims_key) if sims_key else None
+    flat = sentences(body)
+    if sims and len(sims) == len(flat) == len(out):
+        for unit, sim in zip(out, sims, strict=True):
+            unit.sim = float(sim)
+    return out
+
+
+def units(passages: Sequence[Passage], sims_key: str = "") -> list[Unit]:
+    return [u for i, p in enumerate(passages) for u in units_of(p, i, sims_key)]

@@ -1,0 +1,434 @@
+"""The values a sentence states — amounts, durations, percentages, ranges, dates, versions — read
+the same way in every language Footnote answers, so that answers can be chosen by comparing them:
+the table row whose range holds the asker's amount, the newest date, the highest price.
+
+Numbers: "1,000" and "60.000" (German) are thousands, "4.99" and "4,99" decimals, "12 500" one
+number. A range is what a rule covers: "up to 1,000 EUR", "1,001–10,000 EUR", "over 25,000 EUR",
+"under 6 hours", "6 hours or more", "below 99.0%". Dates: ISO, "1 February 2026", "February 1,
+2026", "31 March", "1.2.2026", "2月15日", "15 лютого"; a date without a year takes the year given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from dataclasses import dataclass
+from datetime import date
+
+# ------------------------------------------------------------------------------------- units
+
+_UNIT_WORDS: dict[str, tuple[str, ...]] = {
+    "eur": ("eur", "euro", "euros", "€", "евро", "євро", "欧元", "ユーロ"),
+    "usd": ("usd", "$", "dollar", "dollars", "доларів", "долларов", "美元"),
+    "pln": ("pln", "zł", "zloty"),
+    "uah": ("uah", "грн", "гривень", "гривня", "гривні"),
+    "cny": ("cny", "rmb", "元", "人民币", "юанів", "юаней"),
+    "%": ("%", "percent", "per cent", "prozent", "відсотків", "процентов", "процентів"),
+    "minute": (
+        "minute",
+        "minutes",
+        "min",
+        "mins",
+        "minuten",
+        "хвилин",
+        "хвилини",
+        "минут",
+        "минуты",
+        "分钟",
+        "分",
+    ),
+    "hour": (
+        "hour",
+        "hours",
+        "h",
+        "hrs",
+        "stunde",
+        "stunden",
+        "std",
+        "годин",
+        "години",
+        "година",
+        "часов",
+        "часа",
+        "час",
+        "小时",
+        "時間",
+    ),
+    "day": (
+        "day",
+        "days",
+        "tag",
+        "tage",
+        "tagen",
+        "днів",
+        "дні",
+        "день",
+        "дня",
+        "дней",
+        "天",
+        "日",
+        "日間",
+    ),
+    "week": (
+        "week",
+        "weeks",
+        "woche",
+        "wochen",
+        "тижнів",
+        "тижні",
+        "тиждень",
+        "недель",
+        "недели",
+        "неделя",
+        "周",
+        "週",
+        "週間",
+    ),
+    "month": (
+        "month",
+        "months",
+        "monat",
+        "monate",
+        "monaten",
+        "місяців",
+        "місяці",
+        "місяць",
+        "месяцев",
+        "месяца",
+        "месяц",
+        "个月",
+        "月",
+        "ヶ月",
+        "か月",
+    ),
+    "year": (
+        "year",
+        "years",
+        "jahr",
+        "jahre",
+        "jahren",
+        "років",
+        "роки",
+        "рік",
+        "лет",
+        "года",
+        "год",
+        "年",
+    ),
+    "km": ("km", "kilometre", "kilometres", "kilometer", "kilometers", "км", "公里"),
+    "night": ("night", "nights", "nacht", "nächte", "ночей", "ночі", "晚", "泊"),
+    "seat": ("seat", "seats", "user", "users", "licence", "licences", "license", "licenses"),
+}
+_UNIT_OF = {w: unit for unit, words in _UNIT_WORDS.items() for w in words}
+_CURRENCIES = {"eur", "usd", "pln", "uah", "cny"}
+_DURATION_DAYS = {
+    "minute": 1 / 1440,
+    "hour": 1 / 24,
+    "day": 1,
+    "week": 7,
+    "month": 30.44,
+    "year": 365.25,
+}
+
+_NUMBER = r"\d{1,3}(?:[ ,.\u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?"
+_UNIT = "|".join(sorted((re.escape(w) for w in _UNIT_OF), key=len, reverse=True))
+# "3 business days", "10 unused vacation days", "4 weeks' paid leave": up to two words between a
+# number and its unit
+_BETWEEN_WORD = r"(?:[^\W\d_][\w'’-]*\s){0,2}?"
+_QUANTITY = re.compile(
+    rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<unit>{_UNIT})(?![^\W\d_]))?",
+    re.I,
+)
+_WORD_NUMBERS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "sixty": 60,
+    "ninety": 90,
+    "hundred": 100,
+}
+_WORD_QUANTITY = re.compile(
+    rf"\b(?P<num>{'|'.join(_WORD_NUMBERS)})[\s-](?P<unit>{_UNIT})(?![^\W\d_])", re.I
+)
+
+
+def parse_number(text: str, lang: str = "en") -> float | None:
+    """ "1,000" → 1000, "60.000" → 60000 (a dot before exactly three digits groups thousands,
+    unless the language writes decimals with a dot and it could be one), "4.99" → 4.99,
+    "4,99" → 4.99, "12 500" → 12500."""
+    s = text.strip().replace("\u00a0", " ").replace("\u202f", " ")
+    s = re.sub(r"(?<=\d) (?=\d{3}\b)", "", s)
+    groups = re.fullmatch(r"(\d{1,3})((?:[.,]\d{3})+)([.,]\d+)?", s)
+    if groups and (len(groups.group(2)) > 4 or groups.group(3) or "," in groups.group(2)):
+        sep = groups.group(2)[0]
+        whole = groups.group(1) + groups.group(2).replace(sep, "")
+        tail = (groups.group(3) or "").replace(",", ".")
+        try:
+            return float(whole + tail)
+        except ValueError:
+            return None
+    if re.fullmatch(r"\d{1,3}\.\d{3}", s) and lang in (
+        "de",
+        "ru",
+        "uk",
+        "pl",
+        "nl",
+        "it",
+        "es",
+        "pt",
+        "fr",
+    ):
+        return float(s.replace(".", ""))
+    try:
+        return float(s.replace(",", "."))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: float
+    unit: str  # "" for a bare number; "eur", "%", "day", "hour", ...
+    start: int = 0
+    end: int = 0
+
+    @property
+    def days(self) -> float | None:
+        """A duration in days (for comparing "48 hours" with "3 days"); None for other units."""
+        factor = _DURATION_DAYS.get(self.unit)
+        return self.value * factor if factor is not None else None
+
+    def comparable(self, other: Quantity) -> bool:
+        if self.unit == other.unit:
+            return True
+        return self.days is not None and other.days is not None
+
+
+def quantities(text: str, lang: str = "en") -> list[Quantity]:
+    """The numbers of a text with their units (a currency sign before the number counts)."""
+    out: list[Quantity] = []
+    for m in _QUANTITY.finditer(text):
+        if re.match(r"\d", text[m.end() : m.end() + 1] or " "):
+            continue
+        before = text[max(0, m.start("num") - 1) : m.start("num")]
+        if before and (before.isalpha() or before in "._/-:") and not m.group("pre"):
+            continue  # part of a name, version, date or time: "L4", "2.3.1", "TCK-1042", "9:00"
+        after = text[
+            m.start("num") + len(m.group("num")) : m.start("num") + len(m.group("num")) + 2
+        ]
+        if re.match(r"[.:/-]\d", after):
+            continue  # a version, a date, a time, a ratio or the start of a range
+        value = parse_number(m.group("num"), lang)
+        if value is None:
+            continue
+        unit = _UNIT_OF.get((m.group("unit") or "").lower(), "")
+        if m.group("pre"):
+            unit = _UNIT_OF[m.group("pre")]
+        out.append(Quantity(value, unit, m.start(), m.end()))
+    for m in _WORD_QUANTITY.finditer(text):
+        out.append(
+            Quantity(
+                float(_WORD_NUMBERS[m.group("num").lower()]),
+                _UNIT_OF[m.group("unit").lower()],
+                m.start(),
+                m.end(),
+            )
+        )
+    return sorted(out, key=lambda q: q.start)
+
+
+# ------------------------------------------------------------------------------------- ranges
+
+
+@dataclass(frozen=True)
+class Range:
+    """The values a rule covers: ``low`` < or <= x < or <= ``high``, in ``unit``."""
+
+    low: float
+    high: float
+    unit: str
+    low_open: bool = False
+    high_open: bool = False
+
+    def contains(self, q: Quantity) -> bool:
+        if not self.unit_matches(q):
+            return False
+        x = q.value if q.unit == self.unit else (q.days or 0) / (_DURATION_DAYS.get(self.unit) or 1)
+        above = x > self.low if self.low_open else x >= self.low
+        below = x < self.high if self.high_open else x <= self.high
+        return above and below
+
+    def unit_matches(self, q: Quantity) -> bool:
+        return (
+            q.unit == self.unit
+            or (not q.unit and self.unit in _CURRENCIES)
+            or (q.days is not None and self.unit in _DURATION_DAYS)
+        )
+
+
+_UPTO = r"(?:up to|up until|not more than|no more than|at most|maximum(?: of)?|max\.?|within|bis(?: zu)?|до|не більше|не более|最多|以内|まで)"
+_OVER = r"(?:over|above|more than|greater than|exceeding|longer than|from more than|über|mehr als|понад|більше|свыше|более|超过|以上)"
+_UNDER = r"(?:under|below|less than|shorter than|fewer than|unter|weniger als|менше|меньше|нижче|ниже|低于|未満)"
+_OR_MORE = (
+    r"(?:or more|or longer|or above|and more|and above|and over|\+|oder mehr|і більше|и более|以上)"
+)
+_Q = rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<unit>{_UNIT})(?![^\W\d_]))?"
+
+
+def _q(m: re.Match, lang: str, suffix: str = "") -> tuple[float, str] | None:
+    value = parse_number(m.group("num" + suffix), lang)
+    if value is None:
+        return None
+    unit = _UNIT_OF.get((m.group("unit" + suffix) or "").lower(), "")
+    if m.group("pre" + suffix):
+        unit = _UNIT_OF[m.group("pre" + suffix)]
+    return value, unit
+
+
+_BETWEEN = re.compile(
+    rf"{_Q.replace('(?P<pre>', '(?P<pre1>').replace('(?P<num>', '(?P<num1>').replace('(?P<unit>', '(?P<unit1>')}"
+    rf"\s*(?:–|—|-|to|bis|до|至|~)\s*{_Q}",
+    re.I,
+)
+_RANGE_WORD = re.compile(rf"(?P<word>{_UPTO}|{_OVER}|{_UNDER})\s+(?:the\s+)?{_Q}", re.I)
+_RANGE_AFTER = re.compile(rf"{_Q}\s+{_OR_MORE}", re.I)
+
+
+def ranges(text: str, lang: str = "en") -> list[Range]:
+    """The ranges a text states ("up to 1,000 EUR", "1,001–10,000 EUR", "6 hours or more")."""
+    out: list[Range] = []
+    taken: list[tuple[int, int]] = []
+    for m in _BETWEEN.finditer(text):
+        a, b = _q(m, lang, "1"), _q(m, lang)
+        if a is None or b is None or b[0] < a[0]:
+            continue
+        unit = b[1] or a[1]
+        out.append(Range(a[0], b[0], unit))
+        taken.append(m.span())
+    for m in _RANGE_WORD.finditer(text):
+        if any(s <= m.start("num") < e for s, e in taken):
+            continue
+        got = _q(m, lang)
+        if got is None:
+            continue
+        value, unit = got
+        word = m.group("word").lower()
+        if re.fullmatch(_UPTO, word, re.I):
+            out.append(Range(-math.inf, value, unit))
+        elif re.fullmatch(_OVER, word, re.I):
+            out.append(Range(value, math.inf, unit, low_open=True))
+        else:
+            out.append(Range(-math.inf, value, unit, high_open=True))
+        taken.append(m.span())
+    for m in _RANGE_AFTER.finditer(text):
+        if any(s <= m.start("num") < e for s, e in taken):
+            continue
+        got = _q(m, lang)
+        if got is not None:
+            out.append(Range(got[0], math.inf, got[1]))
+    return out
+
+
+# ------------------------------------------------------------------------------------- dates
+
+_MONTHS: dict[str, int] = {}
+for _number, _names in enumerate(
+    [
+        "january jan januar января січня январь січень",
+        "february feb februar февраля лютого февраль лютий",
+        "march mar märz maerz марта березня март березень",
+        "april apr апреля квітня апрель квітень",
+        "may mai мая травня май травень",
+        "june jun juni июня червня июнь червень",
+        "july jul juli июля липня июль липень",
+        "august aug августа серпня август серпень",
+        "september sep sept septembre сентября вересня сентябрь вересень",
+        "october oct oktober октября жовтня октябрь жовтень",
+        "november nov ноября листопада ноябрь листопад",
+        "december dec dezember декабря грудня декабрь грудень",
+    ],
+    1,
+):
+    for _name in _names.split():
+        _MONTHS[_name] = _number
+
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\.?\s+({_MONTH})\.?(?:\s+(\d{{4}}))?", re.I)
+_MONTH_DAY = re.compile(
+    rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", re.I
+)
+_NUMERIC = re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b")
+_CJK_DATE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*日")
+
+
+def dates(text: str, year: int | None = None) -> list[date]:
+    """Every date a text states, in order; a date without a year takes ``year`` (or is skipped)."""
+    found: list[tuple[int, date]] = []
+
+    def add(pos: int, y: int | None, m: int, d: int) -> None:
+        y = y or year
+        if y is None:
+            return
+        with contextlib.suppress(ValueError):
+            found.append((pos, date(y, m, d)))
+
+    spans: list[tuple[int, int]] = []
+    for m in _ISO.finditer(text):
+        add(m.start(), int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        spans.append(m.span())
+    for m in _NUMERIC.finditer(text):
+        add(m.start(), int(m.group(3)), int(m.group(2)), int(m.group(1)))
+        spans.append(m.span())
+    for m in _DAY_MONTH.finditer(text):
+        add(
+            m.start(),
+            int(m.group(3)) if m.group(3) else None,
+            _MONTHS[m.group(2).lower()],
+            int(m.group(1)),
+        )
+        spans.append(m.span())
+    for m in _MONTH_DAY.finditer(text):
+        if any(s <= m.start() < e for s, e in spans):
+            continue
+        add(
+            m.start(),
+            int(m.group(3)) if m.group(3) else None,
+            _MONTHS[m.group(1).lower()],
+            int(m.group(2)),
+        )
+    for m in _CJK_DATE.finditer(text):
+        add(m.start(), int(m.group(1)) if m.group(1) else None, int(m.group(2)), int(m.group(3)))
+    return [d for _, d in sorted(found, key=lambda x: x[0])]
+
+
+def years(text: str) -> list[int]:
+    return [int(y) for y in re.findall(r"\b(19\d{2}|20\d{2})\b", text)]
+
+
+# ------------------------------------------------------------------------------------- versions
+
+_VERSION = re.compile(r"(?<![\w.])v?(\d+)[._](\d+)(?:[._](\d+))?(?![\w.]*\d)")
+
+
+def versions(text: str) -> list[tuple[int, ...]]:
+    """Version numbers ("2.3.1", "v2.4", "2_3_2") as tuples, in order."""
+    out = []
+    for m in _VERSION.finditer(text):
+        parts = tuple(int(g) for g in m.groups() if g is not None)
+        if len(parts) >= 2 and not (len(parts) == 2 and 1900 <= parts[0] <= 2100):
+            out.append(parts)
+    return out

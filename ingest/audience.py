@@ -1,0 +1,128 @@
+"""Who a document or a section is written for, read from the document itself.
+
+Footnote ties each chunk to the audience its text is for, so that the answer step can give an
+asker the rule that applies to them. An audience is named by the document: its metadata
+(``audience: contractors``), its title ("Expense Policy for Contractors"), a scope sentence near
+its start ("This policy applies to independent contractors …"), or the heading of a section
+("8. Contractors and guests"); a document readable only by an audience's group is for that
+audience too. Text that names none is for everyone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from ingest.documents import Section
+
+# Audience → the words that name it, in the languages Footnote reads. Only audiences that
+# exclude each other: a rule for contractors is not a rule for employees, and the other way round.
+AUDIENCE_TERMS: dict[str, tuple[str, ...]] = {
+    "contractors": (
+        "contractor",
+        "contractors",
+        "freelancer",
+        "freelancers",
+        "agency staff",
+        "підрядник",
+        "підрядники",
+        "підрядників",
+        "подрядчик",
+        "подрядчики",
+        "подрядчиков",
+        "auftragnehmer",
+        "freiberufler",
+        "承包商",
+        "外包人员",
+        "契約者",
+        "業務委託",
+    ),
+    "employees": (
+        "employee",
+        "employees",
+        "staff member",
+        "staff members",
+        "mitarbeiter",
+        "mitarbeitende",
+        "працівник",
+        "працівники",
+        "працівників",
+        "сотрудник",
+        "сотрудники",
+        "сотрудников",
+        "员工",
+        "职员",
+        "従業員",
+        "社員",
+    ),
+}
+
+_TERM = {
+    audience: re.compile(
+        r"(?<![\w-])(?:"
+        + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+        + r")(?![\w-])",
+        re.I,
+    )
+    for audience, terms in AUDIENCE_TERMS.items()
+}
+APPLIES = re.compile(
+    r"\b(?:appl(?:y|ies)|is\s+(?:only\s+)?for|are\s+(?:only\s+)?for)\b|\bgilt\s+(?:nur\s+)?für\b|"
+    r"поширюється на|распространяется на|适用于|適用",
+    re.I,
+)
+NOT_APPLIES = re.compile(
+    r"\b(?:does|do)\s+not\s+apply\s+to\b|\bnot\s+(?:available|eligible|open)\s+to\b|"
+    r"\bgilt\s+nicht\s+für\b|не поширюється на|не распространяется на",
+    re.I,
+)
+
+
+def named(text: str) -> frozenset[str]:
+    """The audiences a title, heading or sentence names."""
+    return frozenset(a for a, pattern in _TERM.items() if pattern.search(text))
+
+
+def scope_statement(text: str) -> frozenset[str]:
+    """The audiences a scope sentence gives ("This policy applies to independent contractors"),
+    without those it excludes ("It does not apply to employees")."""
+    found: set[str] = set()
+    for sentence in re.split(r"(?<=[.;!?。])\s+", text):
+        negative = NOT_APPLIES.search(sentence)
+        positive = APPLIES.search(sentence)
+        if positive and not (negative and negative.start() <= positive.start()):
+            tail = sentence[positive.end() : positive.end() + 80]
+            if negative:
+                tail = tail[: max(0, negative.start() - positive.end())]
+            found |= named(tail)
+    return frozenset(found)
+
+
+def document_audience(
+    title: str,
+    sections: Sequence[Section],
+    meta: dict,
+    acl: Iterable[str],
+) -> frozenset[str]:
+    """Metadata first, then the title, then a scope sentence in the first sections, then an access
+    list that holds only an audience's group."""
+    given = meta.get("audience")
+    if given:
+        values = [given] if isinstance(given, str) else list(given)
+        return frozenset(str(v).strip().lower() for v in values if str(v).strip())
+    found = named(title)
+    if found:
+        return found
+    # "This policy applies to all employees" is the general case, not a scope: only a statement
+    # for another audience ties the document to it.
+    for section in sections[:3]:
+        found = scope_statement(section.text[:600]) - {"employees"}
+        if found:
+            return found
+    groups = {g.lower() for g in acl} - {"*"}
+    return frozenset(a for a in AUDIENCE_TERMS if groups and groups <= {a, a.rstrip("s")})
+
+
+def section_audience(path: Sequence[str], document: frozenset[str]) -> frozenset[str]:
+    """A section's audience: the audience its headings name, else the document's."""
+    return named(" > ".join(path)) or document

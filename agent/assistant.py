@@ -145,15 +145,28 @@ class _LazyStats:
 
 
 def build_reasoner(deps) -> Reasoner:
-    if deps.settings.llm is not None:
-        from agent.llm_reasoner import LLMReasoner
-        from agent.llms import build_llms
-
-        cheap, strong = build_llms(deps.settings.llm)
-        return LLMReasoner(cheap, strong)
+    """The offline reasoner; with ``FOOTNOTE_LLM__*`` set, the LLM for every step and the offline
+    reasoner for the steps it fails. A bad key, URL, model or prompt file stops the start-up here."""
     from agent.offline import OfflineReasoner
 
-    return OfflineReasoner(_LazyStats(deps.index), deps.embedders)
+    offline = OfflineReasoner(_LazyStats(deps.index), deps.embedders)
+    s = deps.settings.llm
+    if s is None:
+        return offline
+    from agent.fallback_reasoner import FallbackReasoner, StepTimeouts
+    from agent.llm_reasoner import LLMReasoner
+    from agent.llms import build_llms, check_reachable, provider_errors
+
+    cheap, strong = build_llms(s)
+    primary = LLMReasoner(cheap, strong)  # loads and checks the prompt files
+    check_reachable(s, cheap, strong)
+    return FallbackReasoner(
+        primary,
+        offline,
+        StepTimeouts.every(s.step_timeout_s),
+        recoverable=provider_errors(s),
+        pause_s=s.pause_after_failure_s,
+    )
 
 
 def build_assistant(

@@ -9,11 +9,14 @@ descriptions are what the model reads) and goes like this (``_ask``):
 2. Any other model, or one whose native reply was unusable (no tool call, invalid JSON, wrong
    schema), gets the same messages plus the JSON schema and answers in plain text, which we parse;
    a plain reply that fails is retried once, with the problem told to the model.
-3. Still unusable: ``None``, and the method falls back to a safe default (see each method).
+3. Still unusable: ``UnusableReply``, and ``FallbackReasoner`` has the offline reasoner make
+   the step instead (its judgement beats any constant default we could put here).
 
-So what the model gets wrong never leaves this module, while what our setup gets wrong (a bad
-key, an unreachable server, a broken prompt file) is raised. Replies are read leniently: labels
-are normalised, numbers clamped, out-of-range citations dropped.
+What the model gets partly wrong is mended here: replies are read leniently (labels normalised,
+numbers clamped, out-of-range citations dropped, a passage the reply forgot graded "partial").
+What the provider does (an HTTP error, a refused connection) and what our setup gets wrong (a
+bad key, a broken prompt file) is raised as it is; ``FallbackReasoner`` decides which of those a
+step survives.
 
 Passages reach every prompt as untrusted data inside ``<documents>``, one ``<passage n=…>`` each,
 with any tag that could close the wrapper defused; the prompts say that text there is to be
@@ -37,7 +40,16 @@ from llama_index.core.output_parsers.utils import extract_json_str
 from llama_index.core.prompts import ChatPromptTemplate
 from pydantic import BaseModel, Field
 
-from agent.reasoning import Check, Draft, Grade, GradeLabel, Route, RouteKind, Sentence
+from agent.reasoning import (
+    Check,
+    Draft,
+    Grade,
+    GradeLabel,
+    Route,
+    RouteKind,
+    Sentence,
+    UnusableReply,
+)
 from agent.retrieval import Passage
 from agent.turns import Message
 from ingest.errors import ConfigError
@@ -145,19 +157,20 @@ class CheckReply(BaseModel):
 
 
 class LLMReasoner:
-    """``Reasoner`` over two LlamaIndex LLMs; ``agent.llms.build_llms`` makes them from settings."""
+    """``Reasoner`` over two LlamaIndex LLMs; ``agent.llms.build_llms`` makes them from settings.
+
+    It raises what it cannot answer (``UnusableReply``, the provider's errors), so it runs inside
+    ``FallbackReasoner``, which ``agent.assistant.build_reasoner`` puts around it.
+    """
 
     def __init__(self, cheap: LLM, strong: LLM, prompts_dir: Path | None = None):
         self.cheap, self.strong = cheap, strong
         self.prompts = load_prompts(prompts_dir)
 
     async def route(self, text: str, history: Sequence[Message]) -> Route:
-        """Falls back to treating the message as a question as it stands."""
         reply = await self._ask(
             self.cheap, RouteReply, "route", history=history_block(history), text=_defuse(text)
         )
-        if reply is None:
-            return Route("question", text)
         kind = _route_kind(reply.kind)
         question = reply.question.strip() or text
         customer_id = _digits(reply.customer_id) if kind == "crm" else None
@@ -168,9 +181,9 @@ class LLMReasoner:
         return Route(kind, question, customer_id=customer_id, ticket_title=title, reply=smalltalk)
 
     async def plan(self, question: str) -> list[str]:
-        """Falls back to ``[question]``."""
+        """``[question]`` when the model finds one part (or none)."""
         reply = await self._ask(self.cheap, PlanReply, "plan", question=_defuse(question))
-        subs = _unique(s.strip() for s in reply.subquestions) if reply else []
+        subs = _unique(s.strip() for s in reply.subquestions)
         return subs[:MAX_SUBQUESTIONS] or [question]
 
     async def grade(self, question: str, passages: Sequence[Passage]) -> list[Grade]:
@@ -185,8 +198,6 @@ class LLMReasoner:
             documents=documents_block(passages),
             count=str(len(passages)),
         )
-        if reply is None:
-            return [_ungraded() for _ in passages]
         by_n: dict[int, Grade] = {}
         for i, g in enumerate(reply.grades, 1):
             n = g.n if 1 <= g.n <= len(passages) and g.n not in by_n else i
@@ -200,7 +211,7 @@ class LLMReasoner:
         mode: Literal["rewrite", "broaden"],
         tried: Sequence[str],
     ) -> str:
-        """A query not tried yet; falls back to the question, then the question plus passage titles."""
+        """A query not tried yet: the model's, else the question, else the question plus passage titles."""
         reply = await self._ask(
             self.strong,
             RewriteReply,
@@ -212,7 +223,7 @@ class LLMReasoner:
         )
         seen = {q.strip().casefold() for q in tried}
         titles = " ".join(_unique(p.title for p in passages[:2] if p.title))
-        for candidate in (reply.query if reply else "", question, f"{question} {titles}"):
+        for candidate in (reply.query, question, f"{question} {titles}"):
             if candidate.strip() and candidate.strip().casefold() not in seen:
                 return candidate.strip()
         return question
@@ -224,7 +235,7 @@ class LLMReasoner:
         passages: Sequence[Passage],
         facts: Sequence[str],
     ) -> Draft:
-        """Citations come back 1-based and leave 0-based; falls back to an empty draft, all missing."""
+        """Citations come back 1-based and leave 0-based."""
         reply = await self._ask(
             self.strong,
             AnswerReply,
@@ -235,8 +246,6 @@ class LLMReasoner:
             documents=documents_block(passages),
             facts=facts_block(facts),
         )
-        if reply is None:
-            return Draft([], missing=list(subquestions) or [question])
         sentences = []
         for s in reply.sentences:
             text, marked = _strip_markers(s.text)
@@ -265,28 +274,23 @@ class LLMReasoner:
             facts=facts_block(facts),
         )
         cited = [bool(s.sources) for s in draft.sentences]
-        if reply is None:
-            return Check(
-                cited,
-                answers_question=not draft.missing,
-                reason="check unavailable; trusted the citations",
-            )
         verdicts = {c.n: c.supported for c in reply.sentences}
         supported = [verdicts.get(n, cited[n - 1]) for n in range(1, len(draft.sentences) + 1)]
         return Check(supported, reply.answers_question, (reply.reason or "").strip())
 
     # ------------------------------------------------------------ structured calls
 
-    async def _ask(self, llm: LLM, cls: type[M], name: str, **variables: str) -> M | None:
-        """``cls`` from the model, or ``None`` when two tries gave nothing usable (see module doc)."""
+    async def _ask(self, llm: LLM, cls: type[M], name: str, **variables: str) -> M:
+        """``cls`` from the model; ``UnusableReply`` when two tries gave nothing usable (module doc)."""
         messages = self.prompts[name].format_messages(None, **variables)
         problem: str | None = None
+        kind = ""  # the last problem's exception type: all that leaves this module
         reply_text: str | None = None
         if llm.metadata.is_function_calling_model:
             try:
                 return await llm.astructured_predict(cls, self.prompts[name], **variables)
             except MODEL_ERRORS as e:
-                problem = _brief(e)
+                problem, kind = _brief(e), type(e).__name__
                 log.warning(
                     "%s: structured reply unusable (%s); retrying as plain JSON", name, problem
                 )
@@ -295,10 +299,9 @@ class LLMReasoner:
             try:
                 return cls.model_validate_json(extract_json_str(reply_text))
             except MODEL_ERRORS as e:
-                problem = _brief(e)
+                problem, kind = _brief(e), type(e).__name__
                 log.warning("%s: JSON reply unusable (%s)", name, problem)
-        log.warning("%s: falling back to the default", name)
-        return None
+        raise UnusableReply(f"{name}: {kind}")
 
 
 async def _chat_json(

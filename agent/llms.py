@@ -1,8 +1,11 @@
 """Who to talk to: ``LLMSettings`` → a (cheap, strong) pair of LlamaIndex LLM clients.
 
-``agent.llm_reasoner`` decides how to talk to them; this module only knows providers. Each
-provider package is imported inside its branch, so a deployment installs only the one it uses.
-Temperature is 0 everywhere: routing and grading must be repeatable.
+``agent.llm_reasoner`` decides how to talk to them; this module only knows providers: how to
+build their clients, what their SDKs raise (``provider_errors``), and whether they answer at all
+(``check_reachable``, run once at start-up). Each provider package is imported inside its branch,
+so a deployment installs only the one it uses. Temperature is 0 everywhere: routing and grading
+must be repeatable. Retries are few (``FOOTNOTE_LLM__MAX_RETRIES``): a step that keeps failing is
+better made offline at once than after a minute of back-off.
 
 Cohere goes through its OpenAI-compatible Compatibility API (tools and structured outputs
 included) rather than ``llama-index-llms-cohere``, which pins ``cohere<6`` and would downgrade
@@ -21,6 +24,8 @@ if TYPE_CHECKING:
 
 KEY_VAR = "FOOTNOTE_LLM__API_KEY"
 BASE_URL_VAR = "FOOTNOTE_LLM__BASE_URL"
+MODEL_VARS = "FOOTNOTE_LLM__MODEL / FOOTNOTE_LLM__CHEAP_MODEL"
+PROBE = "Reply with the single word OK."
 COHERE_COMPAT_URL = "https://api.cohere.ai/compatibility/v1"
 # LLMSettings has no api_version yet; this GA version supports tools and json_schema outputs.
 AZURE_API_VERSION = "2024-10-21"
@@ -39,7 +44,12 @@ def _build(s: LLMSettings, model: str) -> LLM:
         from llama_index.llms.openai import OpenAI
 
         llm = OpenAI(
-            model=model, api_key=_key(s), api_base=s.base_url, temperature=0.0, timeout=s.timeout_s
+            model=model,
+            api_key=_key(s),
+            api_base=s.base_url,
+            temperature=0.0,
+            timeout=s.timeout_s,
+            max_retries=s.max_retries,
         )
     elif s.provider == "openai_like":
         from llama_index.llms.openai_like import OpenAILike
@@ -54,6 +64,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             context_window=32768,
             temperature=0.0,
             timeout=s.timeout_s,
+            max_retries=s.max_retries,
         )
     elif s.provider == "azure":
         from llama_index.llms.azure_openai import AzureOpenAI
@@ -66,6 +77,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             api_version=AZURE_API_VERSION,
             temperature=0.0,
             timeout=s.timeout_s,
+            max_retries=s.max_retries,
         )
     elif s.provider == "anthropic":
         from llama_index.llms.anthropic import Anthropic
@@ -78,6 +90,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             max_tokens=4096,
             temperature=0.0,
             timeout=s.timeout_s,
+            max_retries=s.max_retries,
         )
     elif s.provider == "cohere":
         from llama_index.llms.openai_like import OpenAILike
@@ -91,11 +104,53 @@ def _build(s: LLMSettings, model: str) -> LLM:
             context_window=128000,
             temperature=0.0,
             timeout=s.timeout_s,
+            max_retries=s.max_retries,
         )
     else:  # pragma: no cover - LLMSettings validates the literal
         raise ConfigError(f"unknown LLM provider {s.provider!r}; set FOOTNOTE_LLM__PROVIDER")
     _check_model(llm, s)
     return llm
+
+
+def provider_errors(s: LLMSettings) -> tuple[type[Exception], ...]:
+    """What the provider's SDK raises when a call fails on its side or on the way: an HTTP error
+    status (429, 5xx, 401…), a refused or dropped connection, a timeout, a reply it cannot read."""
+    if s.provider == "anthropic":
+        import anthropic
+
+        return (anthropic.AnthropicError,)
+    import openai  # openai, openai_like, azure and cohere all speak through the OpenAI SDK
+
+    return (openai.OpenAIError,)
+
+
+def check_reachable(s: LLMSettings, *llms: LLM) -> None:
+    """Send each model one short message, so a wrong URL, key or model stops the start-up with the
+    variable to fix instead of sending every step to the offline fallback."""
+    from llama_index.core.base.llms.types import ChatMessage
+
+    for llm in {id(llm): llm for llm in llms}.values():
+        model = getattr(llm, "model", "?")
+        try:
+            llm.chat([ChatMessage(role="user", content=PROBE)])
+        except provider_errors(s) as e:
+            # Type and status only: a provider's message may echo part of the key.
+            status = getattr(e, "status_code", None)
+            got = f"{type(e).__name__}" + (f" (HTTP {status})" if status else "")
+            if status in (401, 403):
+                fix = f"the key was refused: set {KEY_VAR}"
+            elif status == 404:
+                fix = (
+                    f"the model or the URL is unknown there: check {MODEL_VARS} and {BASE_URL_VAR}"
+                )
+            elif status is None:
+                fix = f"the server cannot be reached: check {BASE_URL_VAR} and the network"
+            else:
+                fix = f"check {BASE_URL_VAR}, {KEY_VAR} and {MODEL_VARS}, or try again later"
+            raise ConfigError(
+                f"LLM provider {s.provider!r} did not answer a test message to model {model!r} "
+                f"({got}); {fix}"
+            ) from (None if status in (401, 403) else e)
 
 
 def _key(s: LLMSettings) -> str:

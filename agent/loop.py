@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
 
+from agent.fallback_reasoner import take_llm_fallback
 from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.retrieval import Passage
 from agent.telemetry import TurnTelemetry
@@ -68,6 +69,7 @@ class Run:
                 round=self.round,
                 step=step_name,
                 ms=round((time.perf_counter() - t0) * 1000, 1),
+                llm_fallback=take_llm_fallback(),  # set by the reasoner call this step just made
                 **kw,
             )
         )

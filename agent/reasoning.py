@@ -54,6 +54,14 @@ class Check:
     reason: str = ""
 
 
+class UnusableReply(Exception):
+    """A reasoner's model replied, but with nothing a step can use (no JSON, the wrong schema).
+
+    The model's fault, not ours: ``FallbackReasoner`` answers that step offline instead. The
+    message names the step and the kind of problem only, never the reply (it may quote documents).
+    """
+
+
 class Reasoner(Protocol):
     async def route(self, text: str, history: Sequence[Message]) -> Route: ...
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 STATUSES = ("answered", "partial", "unknown", "needs_confirmation", "smalltalk", "error")
 TOOLS = ("search_docs", "query_crm", "create_ticket", "fallback_search")
 INGEST_OUTCOMES = ("added", "updated", "unchanged", "deleted", "failed")
+REASONER_STEPS = ("route", "plan", "grade", "rewrite", "broaden", "answer", "check")
 
 
 class Metrics:
@@ -73,6 +74,12 @@ class Metrics:
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
             registry=r,
         )
+        self.llm_fallbacks = Counter(
+            "footnote_llm_fallbacks",
+            "Loop steps the offline reasoner made because the configured LLM failed or was skipped.",
+            ["step"],
+            registry=r,
+        )
         self.ingest_documents = Counter(
             "footnote_ingest_documents",
             "Documents seen by ingest, by outcome.",
@@ -93,6 +100,8 @@ class Metrics:
             self.tool_calls.labels(label)
         for label in INGEST_OUTCOMES:
             self.ingest_documents.labels(label)
+        for label in REASONER_STEPS:
+            self.llm_fallbacks.labels(label)
 
     def render(self) -> tuple[bytes, str]:
         """The exposition text for ``/metrics`` and its content type."""
@@ -120,6 +129,8 @@ class TurnTelemetry:
         }
         if ts.decision:  # decisions are the loop's own words ("rewrite", "2 sub-question(s)")
             attrs["footnote.decision"] = ts.decision[:64]
+        if ts.llm_fallback:  # our words too: "llm timeout after 20.0 s", an exception's type name
+            attrs["footnote.llm_fallback"] = ts.llm_fallback[:160]
         span = self.owner.tracer.start_span(
             f"footnote.{ts.step}",
             context=self._parent,
@@ -129,6 +140,8 @@ class TurnTelemetry:
         span.end(end_time=end)
         if self.owner.metrics is not None:
             self.owner.metrics.step_seconds.labels(ts.step).observe(ts.ms / 1000)
+            if ts.llm_fallback:
+                self.owner.metrics.llm_fallbacks.labels(ts.step).inc()
 
     def finish(self, answer: Answer) -> None:
         """Count the turn by outcome, its rounds and tool calls; put the same numbers on the span."""

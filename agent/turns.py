@@ -86,6 +86,9 @@ class TraceStep:
     kept: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     ms: float = 0.0
+    # Why the offline reasoner made this step instead of the configured LLM ("llm timeout after
+    # 20.0 s", "llm error: APIConnectionError"); "" when the LLM made it, or none is configured.
+    llm_fallback: str = ""
 
 
 @dataclass

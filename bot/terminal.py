@@ -143,5 +143,7 @@ def print_answer(answer: Answer, show_trace: bool = False) -> None:
                 console.print(plain(f"       query: {q}", "dim"), highlight=False)
             if s.reason:
                 console.print(plain(f"       why: {s.reason}", "dim"), highlight=False)
+            if s.llm_fallback:
+                console.print(plain(f"       offline: {s.llm_fallback}", "yellow"), highlight=False)
             for d in s.dropped[:5]:
                 console.print(plain(f"       dropped {d}", "dim"), highlight=False)

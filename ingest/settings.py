@@ -82,7 +82,14 @@ class LLMSettings(BaseModel):
     base_url: str | None = None
     model: str = "gpt-4o"
     cheap_model: str | None = None
-    timeout_s: float = 60.0
+    timeout_s: float = 60.0  # one HTTP request
+    # A step (route, grade, answer…) that waits longer for the LLM, or whose call fails, is made
+    # by the offline reasoner instead (agent.fallback_reasoner).
+    step_timeout_s: float = Field(20.0, gt=0)
+    # Retries of a failed LLM call (a 5xx, a 429, a dropped connection) before the step falls back.
+    max_retries: int = Field(1, ge=0)
+    # After a step fails on the LLM (timeout or error), later steps skip it this long; 0 = never.
+    pause_after_failure_s: float = Field(30.0, ge=0)
 
 
 class CRMSettings(BaseModel):

@@ -85,12 +85,14 @@ class ScriptedLLM(CustomLLM):
 
 @dataclass
 class Reply:
-    """One scripted answer: text ``content``, ``tool_calls`` [{"name", "arguments"}], or an HTTP error."""
+    """One scripted answer: text ``content``, ``tool_calls`` [{"name", "arguments"}], or an HTTP
+    error; sent after ``delay_s`` seconds (a slow model; closing the server cuts the wait short)."""
 
     content: str | None = None
     tool_calls: list[dict] = field(default_factory=list)
     status: int = 200
     error: str = ""
+    delay_s: float = 0.0
 
 
 @dataclass
@@ -118,6 +120,7 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._closing = threading.Event()  # wakes delayed replies when the server closes
 
     # -- scripting
 
@@ -155,6 +158,7 @@ class FakeOpenAI:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def start(self) -> FakeOpenAI:
+        self._closing.clear()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.fake = self  # type: ignore[attr-defined]
@@ -168,6 +172,7 @@ class FakeOpenAI:
         return self
 
     def close(self) -> None:
+        self._closing.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -230,6 +235,8 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.require_key and self.headers.get("Authorization") != f"Bearer {fake.require_key}":
             return self._error(401, "Incorrect API key provided", code="invalid_api_key")
         reply = fake._next(body)
+        if reply.delay_s:
+            fake._closing.wait(reply.delay_s)
         if reply.status != 200:
             return self._error(reply.status, reply.error)
         tool_calls = [_tool_call(c, body) for c in reply.tool_calls]

@@ -20,7 +20,7 @@ from pydantic import SecretStr
 from agent import llm_reasoner
 from agent.llm_reasoner import LLMReasoner, load_prompts
 from agent.llms import build_llms
-from agent.reasoning import Draft, Grade, Route, Sentence
+from agent.reasoning import Draft, Grade, Route, Sentence, UnusableReply
 from agent.retrieval import Passage
 from agent.turns import Message
 from ingest.errors import ConfigError
@@ -363,12 +363,12 @@ async def test_check_of_an_empty_draft_asks_nothing(reasoner, cheap):
 
 DRAFT = Draft([Sentence("25 days.", [0]), Sentence("No source.", [])], missing=[])
 CALLS = {
-    "route": (lambda r: r.route("hi #12", []), Route("question", "hi #12")),
-    "plan": (lambda r: r.plan("a and b?"), ["a and b?"]),
-    "grade": (lambda r: r.grade("q", PASSAGES[:2]), [Grade("partial", 0.5, "not graded")] * 2),
-    "rewrite": (lambda r: r.rewrite("q", [], "rewrite", ["x"]), "q"),
-    "answer": (lambda r: r.answer("q", ["a", "b"], PASSAGES, []), Draft([], missing=["a", "b"])),
-    "check": (lambda r: r.check("q", DRAFT, PASSAGES), None),
+    "route": lambda r: r.route("hi #12", []),
+    "plan": lambda r: r.plan("a and b?"),
+    "grade": lambda r: r.grade("q", PASSAGES[:2]),
+    "rewrite": lambda r: r.rewrite("q", [], "rewrite", ["x"]),
+    "answer": lambda r: r.answer("q", ["a", "b"], PASSAGES, []),
+    "check": lambda r: r.check("q", DRAFT, PASSAGES),
 }
 
 
@@ -376,18 +376,15 @@ CALLS = {
 @pytest.mark.parametrize(
     "garbage", ["Sure! Here you go.", '{"unexpected": true}', '{"grades": "all good", ']
 )
-async def test_malformed_replies_fall_back_after_one_retry(cheap, strong, method, garbage):
+async def test_malformed_replies_are_unusable_after_one_retry(cheap, strong, method, garbage):
+    """No constant default: FallbackReasoner has the offline reasoner make the step instead."""
     reasoner = LLMReasoner(cheap, strong)
     for llm in (cheap, strong):
         llm.enqueue(garbage, garbage)
-    call, expected = CALLS[method]
 
-    result = await call(reasoner)
+    with pytest.raises(UnusableReply, match=f"^{method}: (ValueError|ValidationError)$"):
+        await CALLS[method](reasoner)
 
-    if method == "check":
-        assert (result.supported, result.answers_question) == ([True, False], True)
-    else:
-        assert result == expected
     used = cheap if method in ("route", "plan", "grade", "check") else strong
     assert len(used.prompts) == 2  # one try, one retry
     assert "could not be used" in used.prompts[1] and garbage.strip() in used.prompts[1]
@@ -491,12 +488,13 @@ def test_build_llms_per_provider(provider, cls_name, model, cheap_model):
         model=model,
         cheap_model=cheap_model,
         timeout_s=12,
+        max_retries=2,
     )
     cheap, strong = build_llms(settings)
     assert type(cheap).__name__ == type(strong).__name__ == cls_name
     assert (cheap.model, strong.model) == (cheap_model, model)
     assert cheap.temperature == strong.temperature == 0.0
-    assert strong.timeout == 12
+    assert strong.timeout == 12 and cheap.max_retries == strong.max_retries == 2
     assert strong.metadata.is_function_calling_model
 
 
@@ -611,14 +609,15 @@ async def test_http_text_instead_of_a_tool_call_is_retried_as_plain_json(fake_op
     )
 
 
-async def test_http_broken_tool_arguments_fall_back(fake_openai):
+async def test_http_broken_tool_arguments_are_unusable_after_a_plain_retry(fake_openai):
     reasoner = http_reasoner(fake_openai)
     fake_openai.enqueue(
         Reply(tool_calls=[{"name": "GradeReply", "arguments": '{"grades": [{"n": 1, "lab'}])
     )
     fake_openai.reply_text("I cannot grade these.")
 
-    assert await reasoner.grade("q", PASSAGES[:2]) == [Grade("partial", 0.5, "not graded")] * 2
+    with pytest.raises(UnusableReply, match="^grade: "):
+        await reasoner.grade("q", PASSAGES[:2])
     assert len(fake_openai.requests) == 2
 
 

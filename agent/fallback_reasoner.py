@@ -111,9 +111,11 @@ class FallbackReasoner:
         subquestions: Sequence[str],
         passages: Sequence[Passage],
         facts: Sequence[str],
+        *,
+        asker: frozenset[str] = frozenset(),
     ) -> Draft:
         return await self._step(
-            "answer", lambda r: r.answer(question, subquestions, passages, facts)
+            "answer", lambda r: r.answer(question, subquestions, passages, facts, asker=asker)
         )
 
     async def check(

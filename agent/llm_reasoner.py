@@ -234,8 +234,11 @@ class LLMReasoner:
         subquestions: Sequence[str],
         passages: Sequence[Passage],
         facts: Sequence[str],
+        *,
+        asker: frozenset[str] = frozenset(),
     ) -> Draft:
-        """Citations come back 1-based and leave 0-based."""
+        """Citations come back 1-based and leave 0-based. The passages are already scoped to the
+        asker's audience (the loop's scope step), so ``asker`` is not needed here."""
         reply = await self._ask(
             self.strong,
             AnswerReply,

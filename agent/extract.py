@@ -111,9 +111,9 @@ def score_units(
     scored: list[Scored] = []
     all_units = units(passages, sims_key="sentence_sims_use")
     for unit in all_units:
-        if not unit.quotable:
-            continue
         p = passages[unit.passage]
+        if not unit.quotable or p.extra.get("tool"):
+            continue
         cross = p.lang != asks.lang
         toks = _tokens(unit.text, p.lang)
         context = toks | _tokens(unit.label, p.lang) | _tokens(p.breadcrumbs, p.lang)

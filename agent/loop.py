@@ -17,12 +17,17 @@ from typing import Any, Literal
 
 from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
 
+from agent.conclusions import tool_passage
 from agent.fallback_reasoner import take_llm_fallback
+from agent.followups import resolve
+from agent.messages import quote_list, say
 from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.retrieval import Passage
+from agent.scope import applies, audiences_of
 from agent.telemetry import TurnTelemetry
-from agent.tools import TurnTools
+from agent.tools import NO_CRM_ACCESS_HERE, TurnTools
 from agent.turns import Answer, Citation, Status, TraceStep, Turn, quoted
+from ingest.languages import detect_lang
 
 MAX_ROUNDS = 3
 MAX_PASSAGES = 8
@@ -30,7 +35,6 @@ MAX_PASSAGES = 8
 # searched at most MAX_ROUNDS times with a query of at most MAX_QUERY_CHARS.
 MAX_SUBQUESTIONS = 4
 MAX_QUERY_CHARS = 500
-TICKETS_UNAVAILABLE = "I can't open tickets right now; please try again in a few minutes."
 # A question that asks for a customer's contact details (CRM contact fields are left out otherwise).
 _ASKS_CONTACT = re.compile(
     r"\b(contact|e-?mail|phone|call|reach|mobile|who is)\b|пошт|телефон|контакт|邮箱|电话|联系|メール|電話|連絡",
@@ -55,7 +59,10 @@ class Run:
         default_factory=dict
     )  # sub-question → chunk_id → passage
     grades: dict[str, dict[str, Grade]] = field(default_factory=dict)
-    facts: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)  # tool results, as lines (for the LLM's prompt)
+    tool_results: list[Passage] = field(default_factory=list)  # tool results, citable passages
+    notes: list[str] = field(default_factory=list)  # our own remarks for the answer (CRM access)
+    lang: str = "en"
     trace: list[TraceStep] = field(default_factory=list)
     telemetry: TurnTelemetry | None = None  # the turn's span and metrics; None records nothing
 
@@ -107,23 +114,31 @@ class AnswerLoop(Workflow):
     async def route(self, ev: StartEvent) -> PlanEvent | StopEvent:
         run: Run = ev.run
         t0 = time.perf_counter()
-        route = await self.reasoner.route(run.turn.text, run.turn.history)
+        run.lang = detect_lang(run.turn.text)
+        # a short follow-up is read against the conversation before anything else sees it
+        resolved = resolve(run.turn.text, run.turn.history)
+        route = await self.reasoner.route(resolved.question, run.turn.history)
         run.route = route
         run.record("route", t0, decision=route.kind, reason=route.question)
         if route.kind == "smalltalk":
-            return StopEvent(result=Answer(route.reply or "Hi!", "smalltalk", trace=run.trace))
+            reply = say(run.lang, "smalltalk")
+            return StopEvent(result=Answer(reply, "smalltalk", trace=run.trace, lang=run.lang))
         if route.kind == "ticket":
             action = run.tools.create_ticket(
                 route.ticket_title or route.question, _ticket_body(run.turn.text, [])
             )
             if action is None:
-                return StopEvent(result=Answer(TICKETS_UNAVAILABLE, "error", trace=run.trace))
-            text = (
-                f"I can open this ticket for you:\n*{action.title}*\n{action.body}\n"
-                "Confirm to file it, or cancel."
-            )
+                text = say(run.lang, "tickets_unavailable")
+                return StopEvent(result=Answer(text, "error", trace=run.trace, lang=run.lang))
+            text = say(run.lang, "ticket_proposal", title=quoted(action.title))
             return StopEvent(
-                result=Answer(text, "needs_confirmation", pending_action=action, trace=run.trace)
+                result=Answer(
+                    text,
+                    "needs_confirmation",
+                    pending_action=action,
+                    trace=run.trace,
+                    lang=run.lang,
+                )
             )
         if route.kind == "crm" and route.customer_id:
             await run.say(f"looking up customer {route.customer_id}…")
@@ -137,12 +152,15 @@ class AnswerLoop(Workflow):
                 decision="denied" if denied else "found" if "error" not in record else "missing",
                 reason=route.customer_id,
             )
-            if denied:  # the asker may not read customer records: say so, and nothing else
-                text = str(record["error"])
-                return StopEvent(
-                    result=Answer(text[:1].upper() + text[1:] + ".", "rejected", trace=run.trace)
-                )
-            run.facts = _crm_facts(record, run.turn.today or date.today())
+            if denied:  # nothing of the record; the documents may still answer the rest
+                here = bool(run.turn.member_groups) and record.get("error") == NO_CRM_ACCESS_HERE
+                run.notes.append(say(run.lang, "no_crm_access_here" if here else "no_crm_access"))
+            elif "error" in record:
+                run.notes.append(say(run.lang, "no_customer", customer=route.customer_id))
+            else:
+                passage = tool_passage(record, run.turn.today or date.today(), run.lang)
+                run.tool_results.append(passage)
+                run.facts = passage.text.splitlines()
         return PlanEvent(run=run)
 
     @step
@@ -253,7 +271,7 @@ class AnswerLoop(Workflow):
     @step
     async def answer(self, ev: AnswerEvent) -> StopEvent:
         run = ev.run
-        passages = _selected(run)
+        passages = run.tool_results + _scoped(run, _selected(run))
         await run.say("writing the answer…")
         draft, answered = await self._write(run, passages)
         if not answered and self.fallback is not None:
@@ -272,8 +290,11 @@ class AnswerLoop(Workflow):
     async def _write(self, run: Run, passages: list[Passage]) -> tuple[Draft, bool]:
         """Answer from the passages, then check it; unsupported sentences are dropped."""
         t0 = time.perf_counter()
+        asker = audiences_of(run.turn.groups)
         draft = (
-            await self.reasoner.answer(run.question, run.subquestions, passages, run.facts)
+            await self.reasoner.answer(
+                run.question, run.subquestions, passages, run.facts, asker=asker
+            )
             if passages
             else Draft([], list(run.subquestions))
         )
@@ -332,6 +353,16 @@ def _selected(run: Run) -> list[Passage]:
     return list(chosen.values())
 
 
+def _scoped(run: Run, passages: list[Passage]) -> list[Passage]:
+    """The passages whose rule applies to the asker: one written for another audience gives way
+    when one for the asker's own (or for everyone) is there too. In a channel, every member's
+    audience counts, so the rule for each is kept."""
+    readers = [run.turn.groups, *run.turn.member_groups]
+    audiences = frozenset().union(*(audiences_of(g) for g in readers))
+    fits = [p for p in passages if applies(p.audience, audiences)]
+    return fits if fits else passages
+
+
 def _closest(run: Run) -> list[Passage]:
     """Up to three documents that came near (never ones graded off-topic)."""
     seen: dict[str, Passage] = {}
@@ -346,6 +377,7 @@ def _closest(run: Run) -> list[Passage]:
 def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) -> Answer:
     citations: list[Citation] = []
     number: dict[str, int] = {}
+    lang = run.lang
 
     def cite(p: Passage, quote: str) -> int:
         if p.chunk_id not in number:
@@ -363,6 +395,7 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
                     quote=quote[:300],
                     updated=p.updated,
                     external=bool(p.extra.get("external")),
+                    tool=str(p.extra.get("tool", "")),
                 )
             )
         return number[p.chunk_id]
@@ -370,11 +403,7 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
     # what was searched, in the user's words: the question or its parts, not the rewritten queries
     # (those are in the trace)
     searched = list(dict.fromkeys(run.subquestions or [run.question]))
-    crm = (
-        ("From the CRM:\n" + "\n".join(f"• {quoted(f)}" for f in run.facts) + "\n\n")
-        if run.facts
-        else ""
-    )
+    notes = " ".join(run.notes)
     if answered:
         lines = []
         for s in draft.sentences:
@@ -382,30 +411,39 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
                 f"[{cite(passages[i], s.text)}]" for i in s.sources if 0 <= i < len(passages)
             )
             lines.append(f"{quoted(s.text)} {marks}".strip())
-        text = crm + " ".join(lines)
+        text = " ".join(lines)
         status: Status = "answered"
         if draft.missing:
             status = "partial"
-            text += "\n\nI found nothing on: " + "; ".join(draft.missing) + "."
+            parts = "; ".join(quoted(m) for m in draft.missing)
+            text += "\n\n" + say(lang, "found_nothing_on", parts=parts)
         if any(c.external for c in citations):
-            text += "\n\n(Some sources are external to the company documents.)"
-        return Answer(text, status, citations, trace=run.trace, searched=searched)
+            text += "\n\n" + say(lang, "external")
+        if notes:
+            text += "\n\n" + notes
+        return Answer(text, status, citations, trace=run.trace, searched=searched, lang=lang)
+    if notes:
+        # e.g. "Show me customer 4502" from someone who may not read customer records, and the
+        # documents have nothing more: the refusal is the whole answer, no ticket
+        return Answer(notes, "rejected", trace=run.trace, searched=searched, lang=lang)
     closest = _closest(run)
-    tried = ", ".join(f"“{quoted(q)}”" for q in searched) or "nothing"
-    text = f"I don't know: I searched for {tried} and found nothing that answers it."
+    text = say(lang, "dont_know", searched=quote_list([quoted(q) for q in searched], lang))
     if closest:
-        text += (
-            " Closest: "
-            + "; ".join(f"[{cite(p, p.body[:200])}] {quoted(p.title)}" for p in closest)
-            + "."
-        )
-    if crm:
-        return Answer(crm + text, "partial", citations, trace=run.trace, searched=searched)
+        documents = "; ".join(f"[{cite(p, p.body[:200])}] {quoted(p.title)}" for p in closest)
+        text += " " + say(lang, "closest", documents=documents)
     question = run.route.question if run.route else ""
     action = run.tools.create_ticket(question, _ticket_body(question, searched))
-    text += " Want me to open a ticket?" if action is not None else " " + TICKETS_UNAVAILABLE
+    text += " " + say(lang, "offer_ticket" if action is not None else "tickets_unavailable")
+    if notes:
+        text += "\n\n" + notes
     return Answer(
-        text, "unknown", citations, pending_action=action, trace=run.trace, searched=searched
+        text,
+        "unknown",
+        citations,
+        pending_action=action,
+        trace=run.trace,
+        searched=searched,
+        lang=lang,
     )
 
 
@@ -414,25 +452,3 @@ def _ticket_body(question: str, searched: list[str]) -> str:
     if searched:
         body += "\nSearched the documents for: " + "; ".join(searched)
     return body
-
-
-def _crm_facts(record: dict, today: date) -> list[str]:
-    if "error" in record:
-        return [record["error"]]
-    facts = [
-        f"Customer {record.get('id')}: "
-        + ", ".join(
-            f"{k} {_value(v, today)}" for k, v in record.items() if k not in ("orders", "id")
-        )
-    ]
-    for o in record.get("orders", []):
-        facts.append("Order " + ", ".join(f"{k} {_value(v, today)}" for k, v in o.items()))
-    return facts
-
-
-def _value(v, today: date) -> str:
-    """Dates get their age in days: "can they still get a refund" turns on it."""
-    if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
-        days = (today - date.fromisoformat(v)).days
-        return f"{v} ({days} days ago)" if days >= 0 else v
-    return str(v)

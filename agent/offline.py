@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from agent.conclusions import conclude
 from agent.extract import Extract, Scored, choose, conflict_note, score_units
 from agent.questions import Asks, asks, matches_kind
 from agent.reasoning import Check, Draft, Grade, GradeLabel, Route, Sentence
@@ -39,7 +40,6 @@ _TICKET = re.compile(
 _CUSTOMER = re.compile(
     r"\b(?:customer|client|account)\s*(?:no\.?|number|id)?\s*#?\s*(\d{3,})\b|#(\d{3,})\b", re.I
 )
-_FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|also|but|same for|and for|what if)\b", re.I)
 _SPLIT = re.compile(
     r"\s*(?:\?|;|\band also\b|\band tell me\b|\band whether\b|\band which\b|\band what\b|\band how\b|\band when\b)\s*",
     re.I,
@@ -102,12 +102,9 @@ class OfflineReasoner:
         if _TICKET.search(clean):
             title = _TICKET.sub("", clean, count=1).strip(" :.-") or clean
             return Route("ticket", clean, ticket_title=title[:120])
+        # follow-ups arrive already read against the conversation (``agent/followups``)
         speller = self.stats.speller
         question = speller.correct(clean) if speller is not None else clean
-        previous = [m.text for m in history if m.role == "user"]
-        if previous and (_FOLLOW_UP.match(clean) or len(tokenize(clean)) <= 2):
-            # One question, not two: "How many days can I carry over, and by when must I use them?"
-            question = f"{previous[-1].rstrip('?.! ')}, {clean}"
         m = _CUSTOMER.search(question)
         if m:
             return Route("crm", question, customer_id=m.group(1) or m.group(2))
@@ -220,28 +217,43 @@ class OfflineReasoner:
         asker: frozenset[str] = frozenset(),
     ) -> Draft:
         """For each sub-question, the units that answer it (``agent/extract``), whole and cited;
-        a note when two sources give different values for the same thing in the same scope."""
+        a note when two sources give different values for the same thing in the same scope; with
+        a tool's result (the CRM record), its relevant lines and what follows from them and the
+        rules found (``agent/conclusions``)."""
         stats = self.stats
         chosen: list[Sentence] = []
         missing: list[str] = []
         quoted: set[str] = set()
         asker = asker or frozenset({"employees", "contractors"})
+        lang = detect_lang(question)
+
+        def add(sentence: Sentence) -> None:
+            if sentence.text not in quoted:
+                quoted.add(sentence.text)
+                chosen.append(sentence)
+
+        conclusions = conclude(question, passages, lang)
+        for i, p in enumerate(passages):
+            if p.extra.get("tool"):
+                for line in _tool_lines(p, question, bool(conclusions)):
+                    add(Sentence(line, [i], score=1.0))
+        for c in conclusions:
+            for i, text in c.quotes:
+                add(Sentence(text, [i], score=1.0))
+            add(Sentence(c.text, c.sources, note=True, score=1.0))
         for sub in subquestions:
             wants = asks(sub)
             extract = score_units(sub, wants, passages, stats, asker, self._embed_for(wants.lang))
             if not self._answers(extract, wants):
-                missing.append(sub)
+                if not conclusions:
+                    missing.append(sub)
                 continue
             picked = choose(extract, wants, passages)
             for s in picked:
-                if s.unit.text in quoted:
-                    continue
-                quoted.add(s.unit.text)
-                chosen.append(Sentence(s.unit.text, [s.unit.passage], score=round(s.score, 3)))
+                add(Sentence(s.unit.text, [s.unit.passage], score=round(s.score, 3)))
             note = conflict_note(extract, picked, passages, asker)
-            if note is not None and note.text not in quoted:
-                quoted.add(note.text)
-                chosen.append(note)
+            if note is not None:
+                add(note)
         return Draft(chosen, missing)
 
     def _embed_for(self, lang: str) -> Callable[[str, list[str]], list[float]] | None:
@@ -334,3 +346,13 @@ class OfflineReasoner:
 def _overlap(sentence: str, source: str) -> float:
     words = set(re.findall(r"\w+", sentence.lower()))
     return len(words & set(re.findall(r"\w+", source.lower()))) / len(words) if words else 0.0
+
+
+def _tool_lines(p: Passage, question: str, concluded: bool) -> list[str]:
+    """The lines of a tool's result to quote: for a conclusion, the order it rests on (the
+    latest); otherwise every line."""
+    lines = [ln for ln in p.text.splitlines() if ln.strip()]
+    if concluded:
+        orders = [ln for ln in lines if ln.startswith("Order ")]
+        return orders[-1:] or lines[:1]
+    return lines

@@ -61,6 +61,7 @@ class Citation:
     quote: str
     updated: str
     external: bool = False
+    tool: str = ""  # a tool's result ("query_crm"): cited, but no document to open
 
 
 @dataclass
@@ -103,6 +104,7 @@ class Answer:
     # For the asker's eyes only (e.g. "a fuller answer may exist in a DM"): adapters deliver it
     # privately, or not at all; it never goes into a channel.
     private_note: str = ""
+    lang: str = "en"  # the question's language: adapters say their own words in it
     ticket: dict | None = None  # set when a confirmed ticket was filed: {"id", "link"}
 
     def to_dict(self) -> dict:

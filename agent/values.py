@@ -237,7 +237,8 @@ def quantities(text: str, lang: str = "en") -> list[Quantity]:
         unit = _UNIT_OF.get((m.group("unit") or "").lower(), "")
         if m.group("pre"):
             unit = _UNIT_OF[m.group("pre")]
-        out.append(Quantity(value, unit, m.start(), m.end()))
+        start = m.start("pre") if m.group("pre") else m.start("num")
+        out.append(Quantity(value, unit, start, m.end()))
     for m in _WORD_QUANTITY.finditer(text):
         out.append(
             Quantity(

@@ -1,0 +1,173 @@
+"""Tool facts with the policy that applies to them: the conclusion, not only the facts.
+
+"Can customer #4471 still get a refund?" is answered by two sources: the CRM says the order was
+placed 76 days ago on a monthly plan; the refund policy says monthly plans are refundable within
+30 days. The answer states both, each cited, and what follows: the window has passed. Two kinds of
+conclusion are drawn, each from values the units state (``agent/values``), never from wording:
+
+- a window: a rule "within N days (of the order date)" for the order's billing (monthly, annual),
+  and the order's age in days → within or outside;
+- a total: a price "N EUR per user per month" for the plan or add-on the question names, and the
+  customer's seats → seats × price.
+
+The CRM record itself is a passage (``tool_passage``), cited like any document.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from agent.messages import say
+from agent.retrieval import Passage
+from agent.units import Unit, units_of
+from agent.values import quantities, ranges
+
+TOOL = "query_crm"
+_REFUND_Q = re.compile(
+    r"\b(?:refund|refunds|refunded|money back|reimburse|eligible|cancel|cancellation)\b|"
+    r"поверн|возврат|退款|返金|erstatt|rückerstatt",
+    re.I,
+)
+_TOTAL_Q = re.compile(
+    r"\b(?:pay|cost|costs|add|charge|price|total|bill)\b.*\b(?:month|monthly|year|annual)\b|"
+    r"\bper month\b|на місяць|в месяц|每月|月額|pro monat",
+    re.I,
+)
+_BILLING = {
+    "monthly": re.compile(r"\bmonthly\b|місяч|месяч|月付|按月", re.I),
+    "annual": re.compile(r"\bannual\b|\byearly\b|річн|годов|年付|按年", re.I),
+}
+_PER_USER_MONTH = re.compile(r"per\s+(?:user|seat)\s+per\s+month", re.I)
+
+
+def tool_passage(record: dict, today: date, lang: str) -> Passage:
+    """A CRM record as a passage the answer can quote and cite: one line for the customer, one
+    per order (with its age in days on ``today``)."""
+    customer = str(record.get("id", ""))
+    lines = [
+        f"Customer {customer}: "
+        + ", ".join(
+            f"{k} {_value(v, today)}" for k, v in record.items() if k not in ("orders", "id")
+        )
+    ]
+    for order in record.get("orders", []):
+        lines.append("Order " + ", ".join(f"{k} {_value(v, today)}" for k, v in order.items()))
+    title = say(lang, "crm_record", customer=customer)
+    return Passage(
+        doc_id=f"crm/customer/{customer}",
+        chunk_id=f"crm/customer/{customer}",
+        parent_id="",
+        title=title,
+        breadcrumbs=title,
+        text="\n".join(lines),
+        source="crm",
+        link="",
+        anchor="",
+        page=None,
+        updated=today.isoformat(),
+        owner="",
+        lang="en",
+        score=1.0,
+        extra={"tool": TOOL, "record": record, "today": today.isoformat()},
+    )
+
+
+def _value(v: object, today: date) -> str:
+    """Dates get their age in days: "can they still get a refund" turns on it."""
+    if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
+        days = (today - date.fromisoformat(v)).days
+        return f"{v} ({days} days ago)" if days >= 0 else v
+    return str(v)
+
+
+@dataclass
+class Conclusion:
+    text: str
+    sources: list[int]  # indices of the passages it rests on (the tool passage first)
+    quotes: list[tuple[int, str]]  # the units quoted with it: (passage, text)
+
+
+def _latest_order(record: dict) -> dict | None:
+    orders = [o for o in record.get("orders", []) if o.get("order_date")]
+    return max(orders, key=lambda o: str(o["order_date"])) if orders else None
+
+
+def _rule_units(passages: Sequence[Passage]) -> list[tuple[int, Unit]]:
+    out = []
+    for i, p in enumerate(passages):
+        if p.extra.get("tool"):
+            continue
+        out += [(i, u) for u in units_of(p, i) if u.quotable]
+    return out
+
+
+def _window(order: dict, rules: list[tuple[int, Unit]]) -> tuple[int, Unit, float] | None:
+    """The rule "within N days" for the order's billing: (passage, unit, N)."""
+    billing = str(order.get("billing", "")).lower()
+    pattern = _BILLING.get(billing)
+    best = None
+    for i, u in rules:
+        found = [
+            r
+            for r in ranges(u.text)
+            if r.unit == "day" and r.high != float("inf") and r.low == float("-inf")
+        ]
+        if not found or not re.search(r"\border\b|замовлен|заказ|订单", u.text, re.I):
+            continue
+        if pattern is not None and not (pattern.search(u.text) or pattern.search(u.label)):
+            continue
+        if best is None:
+            best = (i, u, found[0].high)
+    return best
+
+
+def _price(question: str, rules: list[tuple[int, Unit]]) -> tuple[int, Unit, float] | None:
+    """The per-user monthly price of the plan or add-on the question names: (passage, unit, EUR)."""
+    for i, u in rules:
+        if not _PER_USER_MONTH.search(u.text) or not u.cells:
+            continue
+        name = next(iter(u.cells.values()))
+        if re.search(rf"\b{re.escape(name)}\b", question, re.I):
+            amounts = [q.value for q in quantities(u.text) if q.unit == "eur"]
+            if amounts:
+                return i, u, amounts[0]
+    return None
+
+
+def conclude(question: str, passages: Sequence[Passage], lang: str) -> list[Conclusion]:
+    """What follows from the CRM record (the tool passage) and the rules found, for ``question``."""
+    tool = next((i for i, p in enumerate(passages) if p.extra.get("tool") == TOOL), None)
+    if tool is None:
+        return []
+    record = passages[tool].extra.get("record") or {}
+    today = date.fromisoformat(passages[tool].extra.get("today") or date.today().isoformat())
+    order = _latest_order(record)
+    rules = _rule_units(passages)
+    out: list[Conclusion] = []
+    if order is not None and _REFUND_Q.search(question):
+        window = _window(order, rules)
+        if window is not None:
+            i, unit, days_allowed = window
+            age = (today - date.fromisoformat(str(order["order_date"]))).days
+            what = f"Order {order.get('order_id', '')} ({order.get('billing', '')}, {order['order_date']})"
+            key = "within_window" if age <= days_allowed else "outside_window"
+            text = say(lang, key, what=what, days=age, window=int(days_allowed))
+            out.append(Conclusion(text, [tool, i], [(i, unit.text)]))
+    if _TOTAL_Q.search(question):
+        seats = (order or {}).get("seats")
+        price = _price(question, rules)
+        if seats and price is not None:
+            i, unit, eur = price
+            total = seats * eur
+            text = say(
+                lang,
+                "total",
+                count=f"{seats} seats",
+                price=f"{eur:g} EUR",
+                total=f"{total:,.2f}".rstrip("0").rstrip(".") + " EUR",
+            )
+            out.append(Conclusion(text, [tool, i], [(i, unit.text)]))
+    return out

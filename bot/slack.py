@@ -257,8 +257,11 @@ class SlackAdapter:
         thread_ts = event.get("thread_ts")
         if not thread_ts or thread_ts == event.get("ts"):
             return  # a top-level message
-        if not context.bot_user_id or _mentions(event.get("text"), context.bot_user_id):
+        text = event.get("text")
+        if not context.bot_user_id or _mentions(text, context.bot_user_id):
             return  # (without the bot's own id a mention cannot be told apart: never answer twice)
+        if not isinstance(text, str) or not question_text(text, None):
+            return  # a file or a snippet with no words: not said to the bot, so no "ask me" nag
         conversation = f"slack:{body.get('team_id', '')}:{event['channel']}:{thread_ts}"
         if not await self.state.has_answered(conversation):
             return

@@ -172,7 +172,11 @@ async def test_messages_that_are_not_follow_ups_are_dropped_unread(followups, ca
     # a person's message with another subtype (/me) in the thread
     me = channel_message_event(DROPPED, thread_ts=thread)
     me["event"]["subtype"] = "me_message"
-    for payload in [*ignored, edited, deleted, me]:
+    # a file shared in the thread with no words: not said to Footnote (a mention would get a prompt)
+    file_only = channel_message_event("", thread_ts=thread)
+    file_only["event"]["subtype"] = "file_share"
+    file_only["event"]["files"] = [{"id": "F0DROPPED1", "name": "screenshot.png"}]
+    for payload in [*ignored, edited, deleted, me, file_only]:
         assert (await bot.send.event(payload))[0] == 200
     await asyncio.sleep(SETTLE_S)
     assert len(posts(bot)) == 1

@@ -6,6 +6,10 @@ with the answer. DMs (``message.im``) and ``app_mention`` in channels are questi
 a mention goes in the thread, and follow-ups in a DM or thread carry the Redis history. In a
 channel the agent gets every member's groups and shows only what all of them may read.
 
+With ``thread_followups`` on, a reply by anyone in a channel thread where the bot has answered is
+a follow-up without a new @mention (``message.channels`` / ``message.groups``). Slack then sends
+every channel message; all but those replies are dropped unread: not stored, not logged.
+
 Buttons: Confirm / Cancel a pending ticket (only the asker, filed once — ``assistant.confirm``
 takes the action atomically), 👍 / 👎 feedback (stored in Redis), and "open a ticket" after an
 "I don't know". Retries and replays are answered once: by ``event_id``, or by a hash of the
@@ -55,6 +59,7 @@ _LINK = re.compile(r"<((?:https?|mailto):[^>|]+)(?:\|([^>]*))?>")
 _SPECIAL = re.compile(r"<!(?:subteam\^[A-Z0-9]+\|)?([^>|]+)(?:\|[^>]*)?>")
 _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
 _ALLOWED_SUBTYPES = {None, "file_share", "thread_broadcast"}
+_CHANNEL_TYPES = {"channel", "group", "mpim"}  # message.channels / .groups / .mpim
 
 STRANGERS_HERE = (
     "I can't answer in this channel: some members are not in the company directory "
@@ -83,6 +88,13 @@ def question_text(
     text = _SPECIAL.sub(lambda m: "@" + m.group(1), text)
     text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     return re.sub(r"[ \t]+", " ", text).strip()
+
+
+def _mentions(text: object, bot_user_id: str) -> bool:
+    """Does this mrkdwn text @mention the bot (``<@U…>`` or ``<@U…|name>``)?"""
+    return isinstance(text, str) and bool(
+        re.search(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", text)
+    )
 
 
 # The parts of a body that Bolt and our listeners read, and the JSON type each must have.
@@ -143,6 +155,7 @@ class SlackAdapter:
     ):
         self.assistant, self.state, self.directory, self.links = assistant, state, directory, links
         self.unknown_members = unknown_members
+        self.thread_followups = settings.thread_followups
         self.client = client or AsyncWebClient(
             token=settings.bot_token.get_secret_value(),
             base_url=settings.api_url or AsyncWebClient.BASE_URL,
@@ -210,9 +223,13 @@ class SlackAdapter:
         )
 
     async def _on_message(self, event: dict, body: dict, context, request) -> None:
-        if event.get("channel_type") != "im" or event.get("subtype") not in _ALLOWED_SUBTYPES:
+        if event.get("subtype") not in _ALLOWED_SUBTYPES or not self._from_a_person(event, context):
             return
-        if not self._from_a_person(event, context):
+        kind = event.get("channel_type")
+        if kind in _CHANNEL_TYPES and self.thread_followups:
+            await self._on_thread_reply(event, body, context, request)
+            return
+        if kind != "im":
             return
         if not await self._first_delivery(body, request):
             return
@@ -229,6 +246,27 @@ class SlackAdapter:
             return
         thread_ts = event.get("thread_ts") or event.get("ts")
         conversation = f"slack:{body.get('team_id', '')}:{event.get('channel', '')}:{thread_ts}"
+        await self._answer(
+            event, context, conversation, channel_kind="channel", thread_ts=thread_ts
+        )
+
+    async def _on_thread_reply(self, event: dict, body: dict, context, request) -> None:
+        """A channel message: answered as a mention in its thread would be, if it is a reply in a
+        thread the bot answered in and does not mention the bot (``app_mention`` answers those).
+        Nothing is written before that is known: no de-dupe marker for other messages."""
+        thread_ts = event.get("thread_ts")
+        if not thread_ts or thread_ts == event.get("ts"):
+            return  # a top-level message
+        text = event.get("text")
+        if not context.bot_user_id or _mentions(text, context.bot_user_id):
+            return  # (without the bot's own id a mention cannot be told apart: never answer twice)
+        if not isinstance(text, str) or not question_text(text, None):
+            return  # a file or a snippet with no words: not said to the bot, so no "ask me" nag
+        conversation = f"slack:{body.get('team_id', '')}:{event['channel']}:{thread_ts}"
+        if not await self.state.has_answered(conversation):
+            return
+        if not await self._first_delivery(body, request):
+            return
         await self._answer(
             event, context, conversation, channel_kind="channel", thread_ts=thread_ts
         )
@@ -297,6 +335,8 @@ class SlackAdapter:
             blocks=render.slack_progress_blocks(render.PLACEHOLDER),
         )
         ts = placeholder["ts"]
+        if channel_kind == "channel" and thread_ts and self.thread_followups:
+            await self.state.note_answered(conversation)
         history = await self.state.history(conversation)
         notice = self.state.forgetful_notice(conversation, history)
         turn = Turn(

@@ -1,4 +1,5 @@
-"""Conversation state in Redis: thread history, event de-dupe, per-user rate limits, feedback.
+"""Conversation state in Redis: thread history, the threads the bot answered in, event de-dupe,
+per-user rate limits, feedback.
 
 Redis is a convenience, never a dependency of answering: every method catches Redis errors and
 degrades (no history, in-process de-dupe, an in-process rate limit), and ``history()`` reports
@@ -10,6 +11,7 @@ for a connection instead of opening hundreds (``BlockingConnectionPool``).
 
 Keys (all under ``prefix``, by default ``redis.key_prefix``, ``footnote:``):
 ``hist:{conversation}`` list of JSON messages (newest last, trimmed, TTL) ·
+``answered:{conversation}`` marker: the bot answered in this thread (TTL as the history's) ·
 ``seen:{event_id}`` de-dupe marker (SET NX, TTL) ·
 ``rate:{user}`` sorted set of the last minute's questions (a rolling window; TTL) ·
 ``feedback`` list of JSON records (bounded).
@@ -46,6 +48,7 @@ SEEN_TTL_S = 60 * 60  # Slack retries for minutes; an hour is plenty
 RETRY_AFTER_S = 2.0  # after a Redis error, calls skip Redis this long
 FEEDBACK_KEEP = 10_000
 RATE_WINDOW_S = 60.0
+LOCAL_KEEP = 50_000  # entries an in-process fallback keeps at most
 POOL_WAIT_S = 1.0  # how long a call waits for a free connection before Redis counts as away
 
 # One question more for ``KEYS[1]`` if fewer than ARGV[3] were asked in the ARGV[2] seconds before
@@ -111,6 +114,7 @@ class ConversationState:
         self.client, self.settings, self.prefix = client, settings, prefix
         self.clock = clock or (lambda: time.time())  # wall clock: replicas share the window
         self._seen_local: OrderedDict[str, float] = OrderedDict()  # de-dupe while Redis is away
+        self._answered_local: OrderedDict[str, float] = OrderedDict()  # conversation → marked at
         self._told_forgetful: set[str] = set()
         self._rate_local = LocalRateLimit()
         self._rate_script = client.register_script(_RATE_SCRIPT)
@@ -202,6 +206,45 @@ class ConversationState:
             self._told_forgetful.clear()
         self._told_forgetful.add(conversation)
         return FORGETFUL_NOTICE
+
+    # -- threads the bot answered in ---------------------------------------------------------
+
+    async def note_answered(self, conversation: str) -> None:
+        """Remember that the bot answered in this thread, for as long as its history is kept, so
+        that a reply there counts as a follow-up. Kept in this process too: a thread marked while
+        Redis is away (or lost from it) is still known to the replica that answered in it."""
+        now = self.clock()
+        self._answered_local[conversation] = now
+        self._answered_local.move_to_end(conversation)
+        while len(self._answered_local) > LOCAL_KEEP:
+            self._answered_local.popitem(last=False)
+        if not self._up():
+            return
+        try:
+            await self.client.set(
+                f"{self.prefix}answered:{conversation}", "1", ex=self.settings.history_ttl_s
+            )
+            self._ok()
+        except (RedisError, OSError) as exc:
+            self._down("answered threads", exc)
+
+    async def has_answered(self, conversation: str) -> bool:
+        """Did the bot answer in this thread within the history TTL (on any replica)?"""
+        now = self.clock()
+        ttl = self.settings.history_ttl_s
+        while self._answered_local and next(iter(self._answered_local.values())) <= now - ttl:
+            self._answered_local.popitem(last=False)
+        if conversation in self._answered_local:
+            return True
+        if not self._up():
+            return False
+        try:
+            found = bool(await self.client.exists(f"{self.prefix}answered:{conversation}"))
+        except (RedisError, OSError) as exc:
+            self._down("answered threads", exc)
+            return False
+        self._ok()
+        return found
 
     # -- de-dupe ---------------------------------------------------------------------------
 

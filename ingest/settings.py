@@ -131,6 +131,10 @@ class SlackSettings(BaseModel):
     signing_secret: SecretStr
     app_token: SecretStr | None = None
     api_url: str | None = None  # tests point the Web API at a local server
+    # Answer a reply in a channel thread where Footnote has answered as a follow-up, without a
+    # new @mention. Off by default: it needs the message.channels / message.groups events, and
+    # with them Slack sends Footnote every message of every channel it is in (docs/connect.md).
+    thread_followups: bool = False
 
 
 BOT_FRAMEWORK_OPENID_METADATA_URL = (

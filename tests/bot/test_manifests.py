@@ -27,7 +27,19 @@ def test_slack_manifest_subscribes_to_what_the_adapter_handles():
         "groups:read",
     } <= scopes
     events = m["settings"]["event_subscriptions"]
-    assert set(events["bot_events"]) == {"message.im", "app_mention"}
+    assert set(events["bot_events"]) == {
+        "message.im",
+        "app_mention",
+        "message.channels",  # thread follow-ups
+        "message.groups",  # thread follow-ups
+    }
+    # Slack delivers a message.* event only with its history scope
+    history_scope = {
+        "message.im": "im:history",
+        "message.channels": "channels:history",
+        "message.groups": "groups:history",
+    }
+    assert {history_scope[e] for e in events["bot_events"] if e in history_scope} <= scopes
     assert events["request_url"] == "https://YOUR-HOST/slack/events"
     assert m["settings"]["interactivity"] == {
         "is_enabled": True,
@@ -36,6 +48,15 @@ def test_slack_manifest_subscribes_to_what_the_adapter_handles():
     assert m["features"]["app_home"]["messages_tab_enabled"] is True
     assert m["features"]["bot_user"]["display_name"]
     assert len(m["display_information"]["long_description"]) >= 175  # Slack's minimum when present
+
+
+def test_slack_manifest_marks_what_only_thread_follow_ups_need():
+    """Those events and scopes make Slack send every channel message: an admin must be able to
+    see which lines they are, to leave them out when follow-ups stay off."""
+    lines = (DEPLOY / "slack-manifest.yaml").read_text().splitlines()
+    for item in ("channels:history", "groups:history", "message.channels", "message.groups"):
+        (line,) = [x for x in lines if re.match(rf"\s*- {re.escape(item)}\b", x)]
+        assert "thread follow-ups only" in line, line
 
 
 def png_size(path: Path) -> tuple[int, int]:

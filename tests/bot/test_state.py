@@ -83,3 +83,38 @@ async def test_without_redis_nothing_raises_and_the_bot_says_once_it_forgot(dead
     )  # in process
     assert not await dead_state.record_feedback({"vote": "up"})
     assert await dead_state.feedback() == []
+
+
+async def test_threads_answered_in_are_known_to_every_replica_as_long_as_their_history(state):
+    await state.note_answered("slack:T1:C1:1.1")
+    assert await state.has_answered("slack:T1:C1:1.1")
+    assert not await state.has_answered("slack:T1:C1:2.2")
+    assert 0 < await state.client.ttl(state.prefix + "answered:slack:T1:C1:1.1") <= 120
+    # another replica (or this one after a restart) knows it from Redis
+    other = ConversationState.from_settings(state.settings, prefix=state.prefix)
+    try:
+        assert await other.has_answered("slack:T1:C1:1.1")
+        assert not await other.has_answered("slack:T1:C1:2.2")
+    finally:
+        await other.close()
+
+
+async def test_without_redis_answered_threads_are_kept_in_process_for_the_history_ttl():
+    now = [1_000_000.0]
+    s = ConversationState.from_settings(
+        RedisSettings(url="redis://127.0.0.1:1/0", history_ttl_s=60),
+        prefix="x:",
+        clock=lambda: now[0],
+    )
+    try:
+        await s.note_answered("slack:T1:C1:1.1")
+        assert await s.has_answered("slack:T1:C1:1.1")
+        assert not await s.has_answered("slack:T1:C1:2.2")
+        now[0] += 59
+        await s.note_answered("slack:T1:C1:3.3")
+        assert await s.has_answered("slack:T1:C1:1.1")
+        now[0] += 2  # the first thread's history would have expired by now; the second's not
+        assert not await s.has_answered("slack:T1:C1:1.1")
+        assert await s.has_answered("slack:T1:C1:3.3")
+    finally:
+        await s.close()

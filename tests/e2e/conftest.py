@@ -177,10 +177,12 @@ async def running_bot(
     unknown_members: str = "public",
     teams: TeamsSettings | None = None,
     teams_changes: dict | None = None,
+    thread_followups: bool = False,
 ) -> AsyncIterator[Harness]:
     """The bot on loopback with its fakes. Teams checks tokens against ``harness.idp`` and the
     connector wants the IdP's tokens. ``teams_changes`` alters some of those Teams settings;
-    ``teams`` replaces them all (then the connector takes any call)."""
+    ``teams`` replaces them all (then the connector takes any call). ``thread_followups`` turns
+    on ``FOOTNOTE_SLACK__THREAD_FOLLOWUPS``."""
     async with contextlib.AsyncExitStack() as stack:
         slack = await FakeSlackAPI(SLACK_USERS, SLACK_CHANNELS).start()
         stack.push_async_callback(slack.close)
@@ -193,7 +195,10 @@ async def running_bot(
         settings = Settings(
             data_dir=handbook.settings.data_dir,
             slack=SlackSettings(
-                bot_token="xoxb-test-token", signing_secret=SIGNING_SECRET, api_url=slack.api_url
+                bot_token="xoxb-test-token",
+                signing_secret=SIGNING_SECRET,
+                api_url=slack.api_url,
+                thread_followups=thread_followups,
             ),
             teams=teams
             or TeamsSettings(

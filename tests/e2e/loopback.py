@@ -360,6 +360,36 @@ def mention_event(
     return _envelope(event, event_id)
 
 
+def channel_message_event(
+    text: str,
+    user: str = "U0BOB0001",
+    channel: str = "C0HRENG01",
+    *,
+    thread_ts: str | None = None,
+    parent_user_id: str | None = None,
+    channel_type: str = "channel",
+    event_id: str | None = None,
+    ts: str | None = None,
+) -> dict:
+    """A ``message.channels`` (``channel_type`` ``group``: ``message.groups``) event: a top-level
+    message, or with ``thread_ts`` a reply in that thread (Slack adds ``parent_user_id``, who
+    started the thread)."""
+    ts = ts or _ts()
+    event = {
+        "type": "message",
+        "channel": channel,
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "event_ts": ts,
+        "channel_type": channel_type,
+    }
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+        event["parent_user_id"] = parent_user_id or "U0ALICE01"
+    return _envelope(event, event_id)
+
+
 def _envelope(event: dict, event_id: str | None) -> dict:
     return {
         "token": "verification-token-unused",

@@ -27,12 +27,8 @@ def test_slack_manifest_subscribes_to_what_the_adapter_handles():
         "groups:read",
     } <= scopes
     events = m["settings"]["event_subscriptions"]
-    assert set(events["bot_events"]) == {
-        "message.im",
-        "app_mention",
-        "message.channels",  # thread follow-ups
-        "message.groups",  # thread follow-ups
-    }
+    # channel messages only when thread follow-ups are turned on (commented out below)
+    assert set(events["bot_events"]) == {"message.im", "app_mention"}
     # Slack delivers a message.* event only with its history scope
     history_scope = {
         "message.im": "im:history",
@@ -50,13 +46,24 @@ def test_slack_manifest_subscribes_to_what_the_adapter_handles():
     assert len(m["display_information"]["long_description"]) >= 175  # Slack's minimum when present
 
 
-def test_slack_manifest_marks_what_only_thread_follow_ups_need():
-    """Those events and scopes make Slack send every channel message: an admin must be able to
-    see which lines they are, to leave them out when follow-ups stay off."""
-    lines = (DEPLOY / "slack-manifest.yaml").read_text().splitlines()
-    for item in ("channels:history", "groups:history", "message.channels", "message.groups"):
-        (line,) = [x for x in lines if re.match(rf"\s*- {re.escape(item)}\b", x)]
+def test_slack_manifest_ships_thread_follow_ups_off_and_marked():
+    """Those events and scopes make Slack send every channel message: they ship commented out,
+    marked, so an admin who turns follow-ups on knows exactly which four lines to uncomment, and
+    uncommented they form a valid subscription (each message.* event with its history scope)."""
+    text = (DEPLOY / "slack-manifest.yaml").read_text()
+    items = ("channels:history", "groups:history", "message.channels", "message.groups")
+    for item in items:
+        (line,) = [x for x in text.splitlines() if re.match(rf"\s*# - {re.escape(item)}\b", x)]
         assert "thread follow-ups only" in line, line
+    enabled = yaml.safe_load(
+        "\n".join(
+            x.replace("# - ", "- ", 1) if any(f"# - {i}" in x for i in items) else x
+            for x in text.splitlines()
+        )
+    )
+    events = set(enabled["settings"]["event_subscriptions"]["bot_events"])
+    assert {"message.channels", "message.groups"} <= events
+    assert {"channels:history", "groups:history"} <= set(enabled["oauth_config"]["scopes"]["bot"])
 
 
 def png_size(path: Path) -> tuple[int, int]:

@@ -131,17 +131,27 @@ class Assistant:
 class _LazyStats:
     """Term rarity from the live index, rebuilt when the index size changes."""
 
-    def __init__(self, index):
-        self.index, self._stats, self._count = index, None, -1
+    def __init__(self, index, known: frozenset[str] = frozenset()):
+        self.index, self.known, self._stats, self._count = index, known, None, -1
         self._lock = threading.Lock()
 
     def __call__(self) -> TermStats:
         count = self.index.count()
         with self._lock:
             if self._stats is None or count != self._count:
-                self._stats = TermStats.from_texts(self.index.texts(STATS_SAMPLE))
+                self._stats = TermStats.from_texts(self.index.texts(STATS_SAMPLE), self.known)
                 self._count = count
             return self._stats
+
+
+def _known_words(embedders) -> frozenset[str]:
+    """Common English words (MiniLM's vocabulary) when MiniLM is one of the embedders: the
+    speller corrects only words outside them and outside the documents."""
+    if not any(e.name == "minilm" for e in embedders):
+        return frozenset()
+    from ingest.minilm import english_words
+
+    return english_words()
 
 
 def build_reasoner(deps) -> Reasoner:
@@ -149,7 +159,7 @@ def build_reasoner(deps) -> Reasoner:
     reasoner for the steps it fails. A bad key, URL, model or prompt file stops the start-up here."""
     from agent.offline import OfflineReasoner
 
-    offline = OfflineReasoner(_LazyStats(deps.index), deps.embedders)
+    offline = OfflineReasoner(_LazyStats(deps.index, _known_words(deps.embedders)), deps.embedders)
     s = deps.settings.llm
     if s is None:
         return offline

@@ -30,7 +30,7 @@ from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
 from agent.units import Unit, units
 from agent.values import dates, quantities, ranges, versions, years
-from ingest.languages import tokenize
+from ingest.languages import fold_versions, tokenize
 
 MAX_UNITS = 3
 RESCORED = 16  # candidates re-scored by meaning with a sentence embedder
@@ -46,6 +46,7 @@ class Scored:
     missing: frozenset[str] = frozenset()  # required terms (names, identifiers) it lacks
     cross: bool = False  # in another language than the question
     kind_ok: bool = True  # holds the kind of answer asked for
+    named: bool = False  # a table row whose first cell the question names ("London", "L4")
 
 
 @dataclass
@@ -58,10 +59,18 @@ class Extract:
     unseen: float  # share of the key terms' weight the corpus never uses
     lang: str = "en"  # the question's
     unseen_words: list[str] = field(default_factory=list)  # the question's words behind them
+    named: frozenset[str] = frozenset()  # the identifiers and names the question mentions
 
 
 def _tokens(text: str, lang: str) -> frozenset[str]:
     return frozenset(tokenize(text, lang))
+
+
+def _foreign(terms: frozenset[str], lang: str) -> frozenset[str]:
+    """Terms a passage in ``lang`` could not contain as written (non-Latin words in an English
+    passage and the like): not held against it."""
+    latin = lang not in ("zh", "ja", "uk", "ru")
+    return frozenset(t for t in terms if bool(re.fullmatch(r"[\x00-\x7f]+", t)) != latin)
 
 
 def _meaning(sim: float | None) -> float:
@@ -118,32 +127,40 @@ def score_units(
         toks = _tokens(unit.text, p.lang)
         context = toks | _tokens(unit.label, p.lang) | _tokens(p.breadcrumbs, p.lang)
         lexical = 0.0 if cross else 0.6 * coverage(weights, toks) + 0.4 * coverage(weights, context)
-        missing = frozenset() if cross else identifiers - context
-        unnamed = frozenset() if cross else names - context
+        # names and identifiers are written alike in every language ("Team", "TCK-1042")
+        missing = (
+            identifiers - context
+            if not cross
+            else identifiers - context - _foreign(identifiers, p.lang)
+        )
+        unnamed = names - context if not cross else frozenset()
+        label_tokens = _tokens(unit.label, p.lang)
+        about = bool((identifiers | names) & label_tokens)  # its section is about what is asked
         meaning = _meaning(unit.sim)
         base = meaning if cross or not weights else 0.6 * lexical + 0.4 * meaning
         kind_ok = matches_kind(asks.kind, unit.text)
         if not kind_ok:
             base -= 0.25  # a "how many" that names no number does not answer it
         # the value asked about decides between rows that are otherwise about the question
-        base += (_value_fit(asks, unit, p.lang) + _cell_fit(q_tokens, unit, p.lang)) * min(
-            1.0, 2 * base
-        )
+        cell = _cell_fit(q_tokens, unit, p.lang)
+        base += (_value_fit(asks, unit, p.lang) + cell) * min(1.0, 2 * base)
         base += 0.08 * p.extra.get("grade", 0.0)
         base -= 0.3 * min(len(missing), 2) + 0.15 * min(len(unnamed), 2)  # another ticket, office…
+        if about:
+            base += 0.15
         audience = unit_audience(unit.text, p.audience)
         if audience and not audience & asker:
             base -= 0.35  # a rule written for someone else
         elif audience & asker - {"employees"}:
             base += 0.1  # the rule written for this asker's own, narrower audience
-        scored.append(Scored(unit, base, lexical, meaning, toks, missing, cross, kind_ok))
+        scored.append(Scored(unit, base, lexical, meaning, toks, missing, cross, kind_ok, cell > 0))
     scored.sort(key=lambda s: -s.score)
     if embed is not None and scored:
         _rescore(question, scored, embed)
     words = [
         w for w in re.findall(r"[^\W_][\w'-]*", question) if set(tokenize(w, asks.lang)) & never
     ]
-    return Extract([], scored, weights, unseen, asks.lang, words)
+    return Extract([], scored, weights, unseen, asks.lang, words, identifiers | names)
 
 
 def _rescore(
@@ -193,6 +210,8 @@ def _extreme(asks: Asks, ranked: list[Scored]) -> Scored | None:
     """Among the units that answer alike (the rows of the best table, the sentences near the best
     score), the one with the highest / lowest / latest / earliest value."""
     best = ranked[0]
+    if best.named:
+        return None  # "the maximum in London": the row the question names, not a ranking
     peers = [
         s
         for s in ranked
@@ -331,3 +350,20 @@ def _figure(value: float, unit: str) -> str:
     if unit in _CURRENCY:
         return f"{number} {unit.upper()}"
     return f"{number} {unit}{'' if value == 1 else 's'}"
+
+
+def quote(s: Scored, asks: Asks, extract: Extract, lang: str) -> str:
+    """The unit as the answer quotes it: whole, and led by its heading only where the heading
+    holds part of the answer — the version a fix was released in, the date a rule is for, the
+    name the question asks about ("2.3.1 (2026-09-03): Fixed the login error …",
+    "Wednesday, 7 October: Main: Thai green curry …")."""
+    label, text = s.unit.label, s.unit.text
+    if not label or label.casefold() in text.casefold():
+        return text
+    label_tokens = _tokens(label, lang)
+    holds = (
+        (asks.versions and bool(versions(label)) and not versions(text))
+        or (asks.kind == "date" and bool(dates(label, 2000)) and not dates(text, 2000))
+        or bool(extract.named & label_tokens - s.tokens)
+    )
+    return f"{fold_versions(label)}: {text}" if holds else text

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from agent.conclusions import conclude
-from agent.extract import Extract, Scored, choose, conflict_note, score_units
+from agent.extract import Extract, Scored, choose, conflict_note, quote, score_units
 from agent.questions import Asks, asks, matches_kind
 from agent.reasoning import Check, Draft, Grade, GradeLabel, Route, Sentence
 from agent.retrieval import Passage
@@ -27,6 +27,7 @@ from agent.terms import QUESTION_WORDS, TermStats, coverage
 from agent.turns import Message
 from ingest.embed import Embedder
 from ingest.languages import detect_lang, tokenize
+from ingest.sentences import sentences
 
 _SMALLTALK = re.compile(
     r"^\s*(hi|hello|hey|hallo|good (morning|afternoon|evening)|thanks?( you)?|thank you|cheers|"
@@ -40,10 +41,56 @@ _TICKET = re.compile(
 _CUSTOMER = re.compile(
     r"\b(?:customer|client|account)\s*(?:no\.?|number|id)?\s*#?\s*(\d{3,})\b|#(\d{3,})\b", re.I
 )
+# "…, and who books the ticket?", "… and the daily per diem?": "and" before a new question word,
+# or before an article after a comma, starts a new part
 _SPLIT = re.compile(
-    r"\s*(?:\?|;|\band also\b|\band tell me\b|\band whether\b|\band which\b|\band what\b|\band how\b|\band when\b)\s*",
+    r"\s*(?:;|\band also\b|\band tell me\b|(?:,\s*)?\band (?=(?:whether|which|what|how|when|who|"
+    r"where|whom|is|are|do|does|can|did|will|should|in which|in what|for which|by when|by what|"
+    r"at what)\b)|,\s*and (?=(?:the|its|their|a|an)\b)|"
+    r"\band (?=the (?:daily|monthly|yearly|annual|weekly)\b))\s*",
     re.I,
 )
+_COMPARE = re.compile(
+    r"^(?P<what>.*?)\s*\b(?:differ|compare|vary)\b\s+(?:between|for)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)[?？.]?$",
+    re.I,
+)
+_COMPARE_WITH = re.compile(
+    r"^(?:how does|how do|how is|how are)?\s*(?P<a>.+?)\s+compare(?:s)?\s+(?:with|to)\s+(?P<b>.+?)[?？.]?$",
+    re.I,
+)
+_NAME = re.compile(r"(?<=[\s(“\"'])[A-ZÀ-ÖØ-Þ][\w’'-]+")
+_ANAPHORA = re.compile(
+    r"\b(?:it|its|they|them|their|this|that|these|those|the bug|the issue|the problem)\b", re.I
+)
+
+
+def _names(text: str) -> list[str]:
+    """Capitalised words that are not the first of their sentence: places, plans, products."""
+    found: list[str] = []
+    for sentence in sentences(text):
+        found += _NAME.findall(sentence)
+    return list(dict.fromkeys(found))
+
+
+def _parts(question: str) -> list[str]:
+    """One question split into the questions it asks."""
+    compare = re.match(
+        r"^\s*compare\s+(.+?)\s+(?:and|with|to|vs\.?|versus)\s+(.+?)(?:[,;]\s*|\s+and\s+)(.*)$",
+        question,
+        re.I,
+    )
+    if compare:
+        return [compare.group(1), compare.group(2), compare.group(3)]
+    differ = _COMPARE.match(question.strip())
+    if differ:  # "How do the deadlines … differ between employees and contractors?"
+        what = re.sub(
+            r"^(?:how|in what way)\s+(?:do|does|did)\s+", "", differ.group("what"), flags=re.I
+        )
+        return [f"{what} for {differ.group('a')}", f"{what} for {differ.group('b')}"]
+    versus = _COMPARE_WITH.match(question.strip())
+    if versus:  # "How does the P1 first-response target compare with the SEV1 acknowledgement?"
+        return [versus.group("a"), versus.group("b")]
+    return _SPLIT.split(question)
 
 
 def similarity(p: Passage, cross_lingual: bool) -> float:
@@ -111,18 +158,28 @@ class OfflineReasoner:
         return Route("question", question)
 
     async def plan(self, question: str) -> list[str]:
-        compare = re.match(
-            r"^\s*compare\s+(.+?)\s+(?:and|with|to|vs\.?|versus)\s+(.+?)(?:[,;]\s*|\s+and\s+)(.*)$",
-            question,
-            re.I,
-        )
-        parts = (
-            [compare.group(1), compare.group(2), compare.group(3)]
-            if compare
-            else _SPLIT.split(question)
-        )
-        parts = [p.strip(" ,.") for p in parts if p and len(tokenize(p)) >= 2]
-        return parts if len(parts) > 1 else [question]
+        """The parts of a compound question, each able to stand alone: statements around the
+        questions ("I'm going to Shanghai for a week.") are context, not parts; "compare A with
+        B" and "how do X differ between A and B" become one part for each; a part that lost the
+        names the question set up ("the daily per diem") gets them back ("… (Shanghai)")."""
+        pieces = sentences(question)
+        asked = [p for p in pieces if p.rstrip().endswith(("?", "？"))] or [question]
+        context = " ".join(p for p in pieces if p not in asked)
+        parts = [q.strip(" ,.;?？") for piece in asked for q in _parts(piece)]
+        parts = [q for q in parts if q]
+        if len(parts) <= 1:
+            return [question]
+        names = _names(f"{context} {parts[0]}") if context else _names(parts[0])
+        out = []
+        for k, q in enumerate(parts):
+            if len(tokenize(q)) < 3 or _ANAPHORA.search(q):
+                # "What should I do?", "by when must I use them?" need what they refer to
+                lead = context or (parts[0] if k else "")
+                out.append(f"{lead} — {q}?" if lead else f"{q}?")
+                continue
+            lacking = [n for n in names if n.lower() not in q.lower()]
+            out.append(f"{q} ({', '.join(lacking)})?" if lacking and not _names(q) else f"{q}?")
+        return out
 
     async def grade(self, question: str, passages: Sequence[Passage]) -> list[Grade]:
         """A passage is as good as its best evidence: the question's key terms it covers (words no
@@ -250,7 +307,8 @@ class OfflineReasoner:
                 continue
             picked = choose(extract, wants, passages)
             for s in picked:
-                add(Sentence(s.unit.text, [s.unit.passage], score=round(s.score, 3)))
+                text = quote(s, wants, extract, passages[s.unit.passage].lang)
+                add(Sentence(text, [s.unit.passage], score=round(s.score, 3)))
             note = conflict_note(extract, picked, passages, asker)
             if note is not None:
                 add(note)
@@ -310,7 +368,7 @@ class OfflineReasoner:
             supported.append(bool(s.sources) and (s.note or _overlap(s.text, body) >= 0.6))
         scores = [s.score for s in quotes if s.score is not None]
         if len(scores) == len(quotes):  # our own draft: answer() already judged each quote
-            return Check(supported, True, f"best unit {max(scores):.2f}")
+            return Check(supported, True, f"unit_score {max(scores):.2f}")
         f = self.features(question, draft, passages)
         ok = self.supports(f) and matches_kind(
             asks(question).kind, " ".join(s.text for s in quotes)

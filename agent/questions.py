@@ -46,14 +46,15 @@ _YESNO_Q = re.compile(
 )
 
 _MOST = {
+    # not "maximum"/"minimum": "the maximum I can spend in London" asks for a limit, not a rank
     "high": re.compile(
-        r"\b(?:highest|most expensive|largest|biggest|maximum|max|top|most)\b|найвищ|найбільш|"
-        r"наибольш|самый высок|最高|最多|最大|höchste|größte|meisten",
+        r"\b(?:highest|most expensive|largest|biggest|pays? the most|costs? the most)\b|найвищ|"
+        r"найбільш|наибольш|самый высок|最高|最贵|höchste|teuerste",
         re.I,
     ),
     "low": re.compile(
-        r"\b(?:lowest|cheapest|smallest|least|minimum|fewest)\b|найнижч|найменш|наименьш|"
-        r"самый низк|最低|最少|最小|niedrigste|günstigste|wenigsten",
+        r"\b(?:lowest|cheapest|smallest|least expensive|pays? the least|costs? the least)\b|"
+        r"найнижч|найменш|наименьш|самый низк|最低|最便宜|niedrigste|günstigste",
         re.I,
     ),
     # "last year", "first class", "first response" are not superlatives: "last"/"first" count
@@ -79,6 +80,13 @@ _DIMENSION = {
 }
 
 
+_VERSION_Q = re.compile(
+    r"\b(?:which|what|in which|in what)\s+(?:version|release|build)\b|\b(?:version|release)s?\b|"
+    r"\bv?\d+[._]\d+(?:[._]\d+)?\b|верс|版本|バージョン",
+    re.I,
+)
+
+
 @dataclass(frozen=True)
 class Asks:
     """What a question asks for."""
@@ -88,6 +96,7 @@ class Asks:
     quantity: Quantity | None = None  # the value it is about: "a 700 EUR claim"
     extreme: Literal["high", "low", "late", "early"] | None = None
     dimension: Dimension | None = None  # what the extreme is of
+    versions: bool = False  # about releases or versions: the version an answer sits under matters
 
 
 def asks(question: str) -> Asks:
@@ -114,7 +123,8 @@ def asks(question: str) -> Asks:
             dimension = "version" if _DIMENSION["version"].search(question) else "date"
         else:
             dimension = "amount"
-    return Asks(kind, lang, quantity, extreme, dimension)  # type: ignore[arg-type]
+    about_versions = bool(_VERSION_Q.search(question))
+    return Asks(kind, lang, quantity, extreme, dimension, about_versions)  # type: ignore[arg-type]
 
 
 _TIME = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 _WORD = re.compile(r"[^\W\d_]{4,}")
+_LATIN = re.compile(r"[a-z]+")
 MIN_LENGTH = 4
 
 
@@ -63,8 +64,11 @@ def _edit_distance_at_most_one(a: str, b: str) -> bool:
 
 
 class Speller:
-    def __init__(self, counts: Counter[str]):
-        self.counts = counts
+    """Corrects Latin-script words only, and only words that are neither in the documents nor in
+    ``known`` (a list of common words of the language): "hand" is no typo of "band"."""
+
+    def __init__(self, counts: Counter[str], known: frozenset[str] = frozenset()):
+        self.counts, self.known = counts, known
         self._index: dict[str, list[str]] = defaultdict(list)
         for word in counts:
             self._index[word].append(word)
@@ -72,16 +76,18 @@ class Speller:
                 self._index[key].append(word)
 
     @classmethod
-    def from_texts(cls, texts: Iterable[str]) -> Speller:
+    def from_texts(cls, texts: Iterable[str], known: frozenset[str] = frozenset()) -> Speller:
         counts: Counter[str] = Counter()
         for text in texts:
             counts.update(w.lower() for w in _WORD.findall(text))
-        return cls(counts)
+        return cls(counts, known)
 
     def word(self, word: str) -> str:
         """The corpus word ``word`` was meant to be, or ``word`` itself."""
         lower = word.lower()
-        if len(lower) < MIN_LENGTH or lower in self.counts or not lower.isalpha():
+        if len(lower) < MIN_LENGTH or lower in self.counts or not _LATIN.fullmatch(lower):
+            return word
+        if lower in self.known or lower.rstrip("s") in self.known:
             return word
         candidates = {c for key in ({lower} | _deletes(lower)) for c in self._index.get(key, ())}
         close = [c for c in candidates if _edit_distance_at_most_one(lower, c)]

@@ -54,12 +54,13 @@ class TermStats:
     speller: Speller | None = None  # typos corrected against the corpus's own words
 
     @classmethod
-    def from_texts(cls, texts: Iterable[str]) -> TermStats:
+    def from_texts(cls, texts: Iterable[str], known: frozenset[str] = frozenset()) -> TermStats:
+        """``known``: common words of the language, which the speller leaves alone."""
         df: Counter = Counter()
         texts = list(texts)
         for text in texts:
             df.update(set(tokenize(text)))
-        return cls(df, len(texts), Speller.from_texts(texts))
+        return cls(df, len(texts), Speller.from_texts(texts, known))
 
     def idf(self, term: str) -> float:
         d = self.df.get(term, 0)

@@ -22,6 +22,7 @@ UnitKind = Literal["sentence", "row", "item", "label", "question"]
 _ITEM = re.compile(r"^\s*(?:[-–—•·▪*]|\d{1,2}[.)])\s+")
 _CELL = re.compile(r"^([^:·]{1,60}):\s*(.+)$")
 _ENDS = re.compile(r"[.!?。！？:;)\]]$")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 
 
 @dataclass
@@ -38,7 +39,10 @@ class Unit:
     @property
     def quotable(self) -> bool:
         """A sentence, item or row that can stand as an answer (not "2." or a lone word)."""
-        return self.kind in ("sentence", "row", "item") and len(re.findall(r"\w+", self.text)) >= 3
+        words = len(re.findall(r"\w+", self.text))
+        return self.kind == "row" or (
+            self.kind in ("sentence", "item") and (words >= 4 or _CJK.search(self.text) is not None)
+        )
 
 
 def row_cells(line: str) -> dict[str, str]:
@@ -57,10 +61,11 @@ def row_cells(line: str) -> dict[str, str]:
 
 
 def _is_label(line: str, following: str) -> bool:
+    """A short line with no sentence end: a heading over what follows (or, at the end of a chunk,
+    over what the next chunk holds)."""
     words = line.split()
     return (
-        bool(following)
-        and 0 < len(words) <= 8
+        0 < len(words) <= 8
         and len(line) <= 60
         and not _ENDS.search(line)
         and not _ITEM.match(line)

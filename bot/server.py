@@ -213,7 +213,16 @@ def security_posture(settings: Settings) -> str:
     s = settings
     parts = [
         f"bind {s.server.host}:{s.server.port}",
-        "slack: signed requests only" if s.slack else "slack: off",
+        (
+            "slack: signed requests only"
+            + (
+                ", thread follow-ups on (every channel message received)"
+                if s.slack.thread_followups
+                else ""
+            )
+            if s.slack
+            else "slack: off"
+        ),
         teams_posture(s.teams),
         links_posture(s),
         f"rate {s.redis.rate_per_minute}/min per person"

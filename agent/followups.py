@@ -74,6 +74,69 @@ def _merge(previous: str, message: str) -> str:
     return f"{merged.rstrip(' ?？.')} — {rest}" if rest else merged
 
 
+_ASKS = re.compile(
+    r"\b(?:who|whom|what|which|when|where|why|how|by when|until when|can|could|should|must|do|does|"
+    r"is|are|will)\b|хто|що|коли|де|як|скільки|кто|что|когда|где|как|сколько|wer|was|wann|wo|wie|"
+    r"谁|什么|何时|哪|怎么|多少|誰|何|いつ|どこ|どう|いくら",
+    re.I,
+)
+_IT = re.compile(r"\b(?:it|that|this)\b(?!\s+(?:is|was)\b\s*\?)", re.I)
+# "a P2 ticket", "the deposit for a flat", "my laptop": what an earlier question was about
+_TOPIC = re.compile(
+    r"\b(?:the|a|an|my|our|your|this|that)\s+((?:[\w%-]+\s+){0,2}?[\w%-]+"
+    r"(?:\s+(?:for|of)\s+(?:the|a|an|my|our)?\s*[\w-]+)?)"
+    r"(?=\s+(?:when|if|after|before|while|that|who|which|in|on|at|to|from|with|is|are|be)\b|\s*[?？.,]|$)",
+    re.I,
+)
+_NAME = re.compile(r"(?<=[\s(])[A-ZÀ-ÖØ-ÞА-ЯІЇЄҐ][\w-]+")
+
+
+def _topic(question: str) -> str | None:
+    """The thing an earlier question was about: the phrase with an identifier or name in it, else
+    the last noun phrase that has an article ("the deposit for a flat")."""
+    phrases = [m.group(0) for m in _TOPIC.finditer(question)]
+    if not phrases:
+        return None
+    marked = [p for p in phrases if re.search(r"\d|[A-Z]{2}|\b[A-Z]\w*\d", p)]
+    return (marked or phrases)[-1]
+
+
+def _renamed(previous: str, message: str) -> str | None:
+    """ "А Business?" after a question about the Team plan: the previous question with the new name
+    in place of its own, when the message is nothing but that name."""
+    rest = _CONNECTIVE.sub("", message).strip(" ,，、?？.")
+    if not rest or len(rest.split()) > 2 or not rest[:1].isupper():
+        return None
+    old = _NAME.findall(previous)  # not the sentence's first word
+    if len(old) != 1:
+        return None
+    return previous.replace(old[0], rest, 1)
+
+
+def _substituted(previous: str, message: str) -> str | None:
+    """ "And by when should it be fixed?" after "How fast do we reply to a P2 ticket?": the
+    message as its own question, with what "it" stood for written out."""
+    rest = _CONNECTIVE.sub("", message).strip(" ,，、")
+    topic = _topic(previous)
+    if topic is None or not _ASKS.match(rest) or not _IT.search(rest):
+        return None
+    out = _IT.sub(topic, rest, count=1)
+    return out[:1].upper() + out[1:]
+
+
+_THEY = re.compile(r"\b(?:they|them|the customer)\b", re.I)
+
+
+def _for_customer(message: str, customer: str | None) -> str | None:
+    """ "Can they still get a refund?" after a question about customer 4502: asked of them."""
+    rest = _CONNECTIVE.sub("", message).strip(" ,，、")
+    if not customer or _customer(rest) or not _ASKS.match(rest) or not _THEY.search(rest):
+        return None
+    out = _THEY.sub(f"customer {customer}", rest, count=1)
+    out = re.sub(r"\btheir\b", f"customer {customer}'s", out, flags=re.I)
+    return out[:1].upper() + out[1:]
+
+
 def resolve(message: str, history: Sequence[Message]) -> Resolved:
     """``message`` read against the earlier user messages of ``history`` (each resolved in turn)."""
     earlier: Resolved | None = None
@@ -88,8 +151,13 @@ def _resolve_one(message: str, earlier: Resolved | None) -> Resolved:
     own = _customer(text)
     if earlier is None or not is_follow_up(text):
         return Resolved(text, False, own)
-    question = _merge(earlier.question, text)
     customer = own or earlier.customer
+    question = (
+        _for_customer(text, customer)
+        or _renamed(earlier.question, text)
+        or _substituted(earlier.question, text)
+        or _merge(earlier.question, text)
+    )
     if customer and not _customer(question):
         question += f" (customer {customer})"
     return Resolved(question, True, customer)

@@ -23,7 +23,7 @@ from agent.followups import resolve
 from agent.messages import quote_list, say
 from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.retrieval import Passage
-from agent.scope import applies, audiences_of
+from agent.scope import applies, asked_for, audiences_of
 from agent.telemetry import TurnTelemetry
 from agent.tools import NO_CRM_ACCESS_HERE, TurnTools
 from agent.turns import Answer, Citation, Status, TraceStep, Turn, quoted
@@ -290,7 +290,7 @@ class AnswerLoop(Workflow):
     async def _write(self, run: Run, passages: list[Passage]) -> tuple[Draft, bool]:
         """Answer from the passages, then check it; unsupported sentences are dropped."""
         t0 = time.perf_counter()
-        asker = audiences_of(run.turn.groups)
+        asker = asked_for(run.question, audiences_of(run.turn.groups))
         draft = (
             await self.reasoner.answer(
                 run.question, run.subquestions, passages, run.facts, asker=asker
@@ -358,7 +358,7 @@ def _scoped(run: Run, passages: list[Passage]) -> list[Passage]:
     when one for the asker's own (or for everyone) is there too. In a channel, every member's
     audience counts, so the rule for each is kept."""
     readers = [run.turn.groups, *run.turn.member_groups]
-    audiences = frozenset().union(*(audiences_of(g) for g in readers))
+    audiences = asked_for(run.question, frozenset().union(*(audiences_of(g) for g in readers)))
     fits = [p for p in passages if applies(p.audience, audiences)]
     return fits if fits else passages
 

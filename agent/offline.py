@@ -18,13 +18,16 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+import numpy as np
+
 from agent.conclusions import conclude
-from agent.extract import Extract, Scored, choose, conflict_note, quote, score_units
+from agent.extract import Extract, Scored, heading, newest_first, score_units
 from agent.questions import Asks, asks, matches_kind
 from agent.reasoning import Check, Draft, Grade, GradeLabel, Route, Sentence
 from agent.retrieval import Passage
 from agent.terms import QUESTION_WORDS, TermStats, coverage
 from agent.turns import Message
+from ingest.audience import scope_statement
 from ingest.embed import Embedder
 from ingest.languages import detect_lang, tokenize
 from ingest.sentences import sentences
@@ -62,6 +65,39 @@ _NAME = re.compile(r"(?<=[\s(“\"'])[A-ZÀ-ÖØ-Þ][\w’'-]+")
 _ANAPHORA = re.compile(
     r"\b(?:it|its|they|them|their|this|that|these|those|the bug|the issue|the problem)\b", re.I
 )
+
+
+_OVERVIEW = re.compile(
+    r"^\s*(?:compare|summari[sz]e|give me an overview|(?:an )?overview of|show me|what (?:do|does) "
+    r".{3,60} (?:say|cover))\b",
+    re.I,
+)
+
+
+def _documents_named(question: str, passages: Sequence[Passage]) -> list[str]:
+    """The documents among ``passages`` whose titles the question names ("the expense policies"
+    names both "Expense Policy for Employees" and "Expense Policy for Contractors")."""
+    asked = set(tokenize(question))
+    found: dict[str, None] = {}
+    for p in passages:
+        title = set(tokenize(p.title))
+        if title and len(title & asked) >= min(2, len(title)):
+            found[p.doc_id] = None
+    return list(found)
+
+
+def _what_it_covers(units: list[Scored], passages: Sequence[Passage]) -> Scored | None:
+    """The sentence that says what a document is for: its scope statement, else its first."""
+
+    def place(s: Scored) -> tuple[bool, int, int]:
+        chunk = passages[s.unit.passage].chunk_id.rpartition("#")[2]
+        return (
+            not scope_statement(s.unit.text),
+            int(chunk) if chunk.isdigit() else 1 << 30,
+            s.unit.order,
+        )
+
+    return min(units, key=place, default=None)
 
 
 def _names(text: str) -> list[str]:
@@ -111,6 +147,9 @@ class OfflineReasoner:
         0.88  # coverage + meaning - unseen / 2, for the final "does it answer the question?"
     )
     cross_meaning_at = 0.35
+    unseen_weight = 0.4  # how much the unsaid share of the question's weight costs
+    unsaid_at = 0.5  # from this share of the question's weight unsaid, the documents are silent
+    synonym_at = 0.6  # a word of the unit this close to the unseen word says it (word vectors)
     unseen_said_at = 0.3  # a word no document uses counts as said when this close to the answer
 
     def __init__(self, stats: Callable[[], TermStats], embedders: Sequence[Embedder] = ()):
@@ -191,7 +230,13 @@ class OfflineReasoner:
         never = set(stats.unseen(weights))
         seen = {t: w for t, w in weights.items() if t not in never}
         grades = []
+        # "compare the expense policies": the documents it names are what it asks about
+        named = set(_documents_named(question, passages)) if _OVERVIEW.search(question) else set()
         for p in passages:
+            if p.doc_id in named:
+                grades.append(Grade("relevant", self.relevant_at, "a document the question names"))
+                named.discard(p.doc_id)  # its best passage; the others are graded as usual
+                continue
             cross = p.lang != q_lang
             sim = similarity(p, cross)
             sim_n = min(max((sim - 0.15) / 0.45, 0.0), 1.0)
@@ -301,15 +346,31 @@ class OfflineReasoner:
         for sub in subquestions:
             wants = asks(sub)
             extract = score_units(sub, wants, passages, stats, asker, self._embed_for(wants.lang))
+            overview = _documents_named(sub, passages) if _OVERVIEW.search(sub) else []
+            if overview:  # "compare the two expense policies": what each of them is for
+                for doc_id in overview:
+                    best = _what_it_covers(
+                        [s for s in extract.ranked if passages[s.unit.passage].doc_id == doc_id],
+                        passages,
+                    )
+                    if best is not None:
+                        add(
+                            Sentence(
+                                best.unit.text, [best.unit.passage], score=round(best.score, 3)
+                            )
+                        )
+                continue
             if not self._answers(extract, wants):
                 if not conclusions:
                     missing.append(sub)
                 continue
-            picked = choose(extract, wants, passages)
+            picked, note = newest_first(extract, wants, passages, asker)
+            led: set[str] = set()
             for s in picked:
-                text = quote(s, wants, extract, passages[s.unit.passage].lang)
+                lead = heading(s, wants, extract, passages[s.unit.passage])
+                text = f"{lead}: {s.unit.text}" if lead and lead not in led else s.unit.text
+                led.add(lead)
                 add(Sentence(text, [s.unit.passage], score=round(s.score, 3)))
-            note = conflict_note(extract, picked, passages, asker)
             if note is not None:
                 add(note)
         return Draft(chosen, missing)
@@ -336,8 +397,12 @@ class OfflineReasoner:
         best = extract.ranked[0]
         if best.missing or not best.kind_ok:
             return False
-        penalty = 0.0 if best.cross else 0.4 * self._unseen_unsaid(extract, best)
-        return best.score - penalty >= self.answer_at
+        if best.cross:
+            return best.score >= self.answer_at
+        unsaid = self._unseen_unsaid(extract, best)
+        if unsaid >= self.unsaid_at:
+            return False  # most of what is asked is a word no document uses, and not said here
+        return best.score - self.unseen_weight * unsaid >= self.answer_at
 
     def _unseen_unsaid(self, extract: Extract, best: Scored) -> float:
         """The share of the question's weight in words no document uses that the best unit does
@@ -348,11 +413,21 @@ class OfflineReasoner:
         if not words or embedder is None:
             return extract.unseen
         context = f"{best.unit.label}: {best.unit.text}" if best.unit.label else best.unit.text
-        vectors = embedder.embed([best.unit.text, context, *words], kind="query")
+        # the unit's own words for it: "rollback" for "revert", "grandparent" for "grandmother"
+        asked = {w.lower() for w in re.findall(r"\w+", extract.question)}
+        own = [  # (single-word vectors are only trustworthy from the English embedder)
+            w
+            for w in dict.fromkeys(re.findall(r"[^\W\d_]{3,}", context))
+            if w.lower() not in asked and extract.lang == "en"
+        ][:24]
+        vectors = embedder.embed([best.unit.text, context, *words, *own], kind="query")
+        said = vectors[:2]
+        asked_v, own_v = vectors[2 : 2 + len(words)], vectors[2 + len(words) :]
         unsaid = [
             w
-            for w, v in zip(words, vectors[2:], strict=True)
-            if max(float(v @ vectors[0]), float(v @ vectors[1])) < self.unseen_said_at
+            for w, v in zip(words, asked_v, strict=True)
+            if max(float(v @ said[0]), float(v @ said[1])) < self.unseen_said_at
+            and (not own or float(np.max(own_v @ v)) < self.synonym_at)
         ]
         return extract.unseen * len(unsaid) / len(words)
 

@@ -29,6 +29,12 @@ def audiences_of(groups: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+def asked_for(question: str, asker: frozenset[str]) -> frozenset[str]:
+    """Whose rules a question is about: the asker's own and any audience it names ("what can
+    contractors claim?", "which applies to contractors?")."""
+    return asker | named(question)
+
+
 def unit_audience(sentence: str, passage: Sequence[str]) -> frozenset[str]:
     """The audience a sentence is for: the one it names as its subject ("Contractors do not …",
     "For employees, …"), else its passage's."""

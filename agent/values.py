@@ -140,7 +140,7 @@ _QUANTITY = re.compile(
     rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<unit>{_UNIT})(?![^\W\d_]))?",
     re.I,
 )
-_WORD_NUMBERS = {
+WORD_NUMBERS = {
     "one": 1,
     "two": 2,
     "three": 3,
@@ -161,7 +161,7 @@ _WORD_NUMBERS = {
     "hundred": 100,
 }
 _WORD_QUANTITY = re.compile(
-    rf"\b(?P<num>{'|'.join(_WORD_NUMBERS)})[\s-](?P<unit>{_UNIT})(?![^\W\d_])", re.I
+    rf"\b(?P<num>{'|'.join(WORD_NUMBERS)})[\s-](?P<unit>{_UNIT})(?![^\W\d_])", re.I
 )
 
 
@@ -229,7 +229,7 @@ def quantities(text: str, lang: str = "en") -> list[Quantity]:
         after = text[
             m.start("num") + len(m.group("num")) : m.start("num") + len(m.group("num")) + 2
         ]
-        if re.match(r"[.:/-]\d", after):
+        if re.match(r"[._:/-]\d", after):
             continue  # a version, a date, a time, a ratio or the start of a range
         value = parse_number(m.group("num"), lang)
         if value is None:
@@ -242,7 +242,7 @@ def quantities(text: str, lang: str = "en") -> list[Quantity]:
     for m in _WORD_QUANTITY.finditer(text):
         out.append(
             Quantity(
-                float(_WORD_NUMBERS[m.group("num").lower()]),
+                float(WORD_NUMBERS[m.group("num").lower()]),
                 _UNIT_OF[m.group("unit").lower()],
                 m.start(),
                 m.end(),

@@ -59,6 +59,9 @@ class Run:
         default_factory=dict
     )  # sub-question → chunk_id → passage
     grades: dict[str, dict[str, Grade]] = field(default_factory=dict)
+    # parts the answer step found unanswered, searched again once with a rewritten query
+    again: set[str] = field(default_factory=set)
+    retried: set[str] = field(default_factory=set)
     facts: list[str] = field(default_factory=list)  # tool results, as lines (for the LLM's prompt)
     tool_results: list[Passage] = field(default_factory=list)  # tool results, citable passages
     notes: list[str] = field(default_factory=list)  # our own remarks for the answer (CRM access)
@@ -195,7 +198,7 @@ class AnswerLoop(Workflow):
     async def search(self, ev: SearchEvent) -> GradeEvent:
         run = ev.run
         run.round += 1
-        todo = [sq for sq in run.subquestions if not _enough(run.grades.get(sq, {}))]
+        todo = _todo(run)
         queries = [run.queries[sq] for sq in todo]
         await run.say("searching: " + "; ".join(queries) + "…")
         t0 = time.perf_counter()
@@ -215,7 +218,8 @@ class AnswerLoop(Workflow):
     @step
     async def grade(self, ev: GradeEvent) -> SearchEvent | AnswerEvent:
         run = ev.run
-        todo = [sq for sq in run.subquestions if not _enough(run.grades.get(sq, {}))]
+        todo = _todo(run)
+        run.again.clear()
         await run.say(f"checking {sum(len(run.pool.get(sq, {})) for sq in todo)} passages…")
         for sq in todo:
             t0 = time.perf_counter()
@@ -269,11 +273,13 @@ class AnswerLoop(Workflow):
         return AnswerEvent(run=run)
 
     @step
-    async def answer(self, ev: AnswerEvent) -> StopEvent:
+    async def answer(self, ev: AnswerEvent) -> SearchEvent | StopEvent:
         run = ev.run
         passages = run.tool_results + _scoped(run, _selected(run))
         await run.say("writing the answer…")
         draft, answered = await self._write(run, passages)
+        if await self._search_again(run, draft):
+            return SearchEvent(run=run)
         if not answered and self.fallback is not None:
             # The company documents are silent: try the second source, and label what it gives.
             t0 = time.perf_counter()
@@ -286,6 +292,23 @@ class AnswerLoop(Workflow):
                 if external_ok:
                     draft, answered, passages = external_draft, True, extra[:MAX_PASSAGES]
         return StopEvent(result=_compose(run, draft, passages, answered))
+
+    async def _search_again(self, run: Run, draft: Draft) -> bool:
+        """The passages were about the question but none answered a part of it: search once more
+        for that part with a rewritten query, while rounds are left."""
+        if run.round >= MAX_ROUNDS:
+            return False
+        for sq in [sq for sq in draft.missing if sq in run.subquestions and sq not in run.retried]:
+            t0 = time.perf_counter()
+            run.retried.add(sq)
+            new_query = await self.reasoner.rewrite(sq, _ranked(run, sq), "rewrite", run.tried)
+            new_query = new_query[:MAX_QUERY_CHARS]
+            if new_query.strip() and new_query not in run.tried:
+                run.queries[sq] = new_query
+                run.again.add(sq)
+                reason = "the passages found do not answer it"
+                run.record("rewrite", t0, decision="rewrite", reason=reason, queries=[new_query])
+        return bool(run.again)
 
     async def _write(self, run: Run, passages: list[Passage]) -> tuple[Draft, bool]:
         """Answer from the passages, then check it; unsupported sentences are dropped."""
@@ -320,6 +343,13 @@ class AnswerLoop(Workflow):
             dropped=dropped,
         )
         return draft, bool(draft.sentences) and check.answers_question
+
+
+def _todo(run: Run) -> list[str]:
+    """The parts still to search for: not yet found, or sent back by the answer step."""
+    return [
+        sq for sq in run.subquestions if sq in run.again or not _enough(run.grades.get(sq, {}))
+    ]
 
 
 def _enough(grades: dict[str, Grade]) -> bool:
@@ -408,7 +438,10 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
         lines = []
         for s in draft.sentences:
             marks = "".join(
-                f"[{cite(passages[i], s.text)}]" for i in s.sources if 0 <= i < len(passages)
+                # a note (a conflict, a conclusion) is our text: its sources are quoted as found
+                f"[{cite(passages[i], passages[i].body if s.note else s.text)}]"
+                for i in s.sources
+                if 0 <= i < len(passages)
             )
             lines.append(f"{quoted(s.text)} {marks}".strip())
         text = " ".join(lines)

@@ -219,7 +219,8 @@ def test_multi_turn_items_ask_the_earlier_turns_first_and_pass_the_real_replies_
     first, last = recorder.routed
     assert first == ("How many vacation days can I carry over?", ())
     text, history = last
-    assert text == "and by when must I use them?"
+    # the follow-up reaches the reasoner read against the conversation
+    assert text.startswith(first[0].rstrip("?")) and text.endswith("by when must I use them?")
     assert [m.role for m in history] == ["user", "assistant"]
     assert history[0].text == first[0] and "10" in history[1].text  # the reply it really gave
     assert result.correct and result.ranks == []  # a follow-up alone is no search to score

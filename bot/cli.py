@@ -7,15 +7,34 @@ import asyncio
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
+from pydantic_settings import SettingsError
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.style import Style
 from rich.text import Text
 
-from bot.terminal import TerminalChat, console, plain, safe
+from bot import bad_settings
+from bot.directory import Person
+from bot.terminal import TerminalChat, console, plain, read_line, safe
 from ingest.errors import ConfigError, FootnoteError
-from ingest.settings import Settings
+from ingest.settings import HANDBOOK_DIRECTORY, Settings
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+DEMO_USER = "alice"  # who ask, chat and search act as while the sample directory is in use
+# Errors and notices go to stderr, so `ask --json` and `search | grep` read only results; they
+# never wrap (a terminal wraps them itself, a log keeps one line per message).
+stderr = Console(stderr=True, soft_wrap=True)
+
+
+class NothingIngested(FootnoteError):
+    """Asked before any document is in the index: the answer would be a silent "I don't know"."""
+
+
+USER_HELP = (
+    f"who is asking: a user from FOOTNOTE_DIRECTORY_FILE (with the sample directory, "
+    f"{DEMO_USER} unless given)"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("search", help="ranked passages for a query, as a given user or groups")
     p.add_argument("query")
     who = p.add_mutually_exclusive_group()
-    who.add_argument("--user", help="a user from the directory file")
+    who.add_argument("--user", help=USER_HELP)
     who.add_argument("--groups", help="comma-separated groups")
     p.add_argument("-k", "--top-k", type=int, default=5)
 
@@ -55,11 +74,11 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument(
                 "--yes", action="store_true", help="confirm a proposed ticket without asking"
             )
-        p.add_argument("--user", default="alice", help="a user from the directory file")
+        p.add_argument("--user", help=USER_HELP)
         p.add_argument("--trace", action="store_true", help="show every step of the loop")
 
     p = sub.add_parser("demo", help="ingest the sample handbook, then chat")
-    p.add_argument("--user", default="alice")
+    p.add_argument("--user", help=USER_HELP)
     p.add_argument("--trace", action="store_true")
 
     p = sub.add_parser("eval", help="run the golden question set and print the metrics")
@@ -91,29 +110,78 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=None, help="only the first N queries")
 
     args = parser.parse_args(argv)
-    settings = Settings()
+    if not console.is_terminal:
+        console.soft_wrap = True  # piped or logged: whole lines, never cut at 80 columns
+    try:
+        settings = Settings()
+    except (ValidationError, SettingsError) as exc:
+        for line in bad_settings.describe(exc, Settings):
+            stderr.print(Text("configuration error: ", style="red") + plain(line))
+        return 2
     try:
         return COMMANDS[args.command](args, settings)
     except ConfigError as exc:
-        console.print(Text("configuration error: ", style="red") + plain(exc))
+        stderr.print(Text("configuration error: ", style="red") + plain(exc))
         return 2
     except FootnoteError as exc:
-        console.print(Text("error: ", style="red") + plain(exc))
+        stderr.print(Text("error: ", style="red") + plain(exc))
         return 1
     except KeyboardInterrupt:
+        stderr.print()  # the shell prompt starts on a line of its own
         return 130
+
+
+def person_for(args, deps, announce: bool = True) -> Person:
+    """Who a command acts as, said on stderr. Without ``--user`` that is the demo's user, and
+    only while the sample directory is in use: with a company's directory nobody is assumed."""
+    directory_file = deps.settings.directory_file
+    name = args.user
+    if name is None:
+        if Path(directory_file).resolve() != HANDBOOK_DIRECTORY.resolve():
+            raise ConfigError(f"say who is asking: pass --user NAME, a user in {directory_file}")
+        name = DEMO_USER
+    person = deps.directory.find(name)
+    if person is None:
+        raise ConfigError(
+            f"unknown user {name!r}; pass --user with someone in {directory_file} "
+            "(FOOTNOTE_DIRECTORY_FILE)"
+        )
+    if announce:
+        stderr.print(plain(f"acting as {who(person)}{other_user_hint(args)}", "dim"))
+    return person
+
+
+def who(person: Person) -> str:
+    return f"{person.user_id} ({person.name} · {', '.join(person.groups) or 'no groups'})"
+
+
+def other_user_hint(args) -> str:
+    return "" if args.user else "; --user NAME acts as someone else"
 
 
 def groups_for(args, deps) -> list[str]:
     if getattr(args, "groups", None):
         return [g.strip() for g in args.groups.split(",") if g.strip()]
-    user = getattr(args, "user", None) or "alice"
-    person = deps.directory.find(user)
-    if person is None:
-        raise ConfigError(
-            f"unknown user {user!r}; add them to {deps.settings.directory_file} or pass --groups"
+    return list(person_for(args, deps).groups)
+
+
+def require_documents(deps) -> None:
+    """Stop before a question meets an empty index, which can only answer "I don't know"."""
+    if not deps.index.count():
+        s = deps.settings
+        where = f"{s.qdrant.url} collection {s.qdrant.collection}" if s.qdrant.url else s.index_dir
+        raise NothingIngested(
+            f"nothing is ingested yet: run footnote ingest {shown(EXAMPLES / 'handbook')} "
+            f"(the sample handbook) or footnote ingest YOUR_FOLDER (the index: {where})"
         )
-    return list(person.groups)
+
+
+def shown(path: Path) -> str:
+    """A path as typed from here: relative under the current folder, absolute elsewhere."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def cmd_ingest(args, settings: Settings) -> int:
@@ -165,9 +233,12 @@ def cmd_search(args, settings: Settings) -> int:
     from bot.app import build_deps
 
     deps = build_deps(settings)
-    groups = groups_for(args, deps)
-    print_passages(deps.retriever.search(args.query, groups, top_k=args.top_k))
-    deps.close()
+    try:
+        groups = groups_for(args, deps)
+        require_documents(deps)
+        print_passages(deps.retriever.search(args.query, groups, top_k=args.top_k))
+    finally:
+        deps.close()
     return 0
 
 
@@ -188,50 +259,62 @@ def cmd_demo(args, settings: Settings) -> int:
     from bot.app import build_deps
 
     deps = build_deps(settings)
-    run_ingest(deps, EXAMPLES / "handbook", [])
-    return chat(deps, args)
+    try:
+        person = person_for(args, deps, announce=False)
+        run_ingest(deps, EXAMPLES / "handbook", [])
+        return chat(deps, person, args)
+    finally:
+        deps.close()
 
 
 def cmd_ask(args, settings: Settings) -> int:
     from bot.app import build_deps
 
     deps = build_deps(settings)
-    terminal = TerminalChat(
-        deps, args.user, show_trace=args.trace, as_json=args.json, auto_yes=args.yes
-    )
-    answer = asyncio.run(terminal.turn(args.question))
-    deps.close()
+    try:
+        person = person_for(args, deps)
+        require_documents(deps)
+        terminal = TerminalChat(
+            deps, person, show_trace=args.trace, as_json=args.json, auto_yes=args.yes
+        )
+        try:
+            answer = terminal.ask(args.question)
+        finally:
+            terminal.close()
+    finally:
+        deps.close()
     return 0 if answer.status != "error" else 1
 
 
 def cmd_chat(args, settings: Settings) -> int:
     from bot.app import build_deps
 
-    return chat(build_deps(settings), args)
+    deps = build_deps(settings)
+    try:
+        person = person_for(args, deps, announce=False)
+        require_documents(deps)
+        return chat(deps, person, args)
+    finally:
+        deps.close()
 
 
-def chat(deps, args) -> int:
-    terminal = TerminalChat(deps, args.user, show_trace=args.trace)
-    person = terminal.person
+def chat(deps, person: Person, args) -> int:
+    """Questions until an empty line, Ctrl-D or Ctrl-C; every prompt is read on the main thread."""
+    terminal = TerminalChat(deps, person, show_trace=args.trace, prompt_for_tickets=True)
     console.print(
-        f"Chatting as [bold]{person.name}[/bold] ({', '.join(person.groups)}). Empty line or Ctrl-D quits."
+        plain(
+            f"Chatting as {who(person)}{other_user_hint(args)}. Empty line, Ctrl-D or Ctrl-C quits."
+        )
     )
-
-    async def loop() -> None:
+    try:
         while True:
-            try:
-                text = (
-                    await asyncio.to_thread(console.input, "[bold green]you>[/bold green] ")
-                ).strip()
-            except EOFError:
-                return
+            text = terminal.next_question or read_line(Text("you> ", style="bold green"))
+            terminal.next_question = None
             if not text:
-                return
-            await terminal.turn(text)
-
-    asyncio.run(loop())
-    deps.close()
-    return 0
+                return 0
+            terminal.ask(text)
+    finally:
+        terminal.close()
 
 
 def cmd_eval(args, settings: Settings) -> int:
@@ -273,7 +356,7 @@ def cmd_bench(args, settings: Settings) -> int:
     from agent import bench
 
     if args.what == "ingest":
-        return bench.ingest(settings)
+        return bench.ingest(settings, args.eval_dir)
     return bench.retrieval(settings, args.dataset, args.eval_dir, args.split, args.limit)
 
 

@@ -7,6 +7,7 @@ bidirectional overrides removed. The only terminal hyperlinks are the citations'
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
@@ -15,9 +16,8 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
-from agent.assistant import build_assistant
 from agent.turns import Answer, Message, Turn
-from ingest.errors import ConfigError
+from bot.directory import Person
 
 console = Console()
 
@@ -42,24 +42,58 @@ def as_json(answer: Answer) -> str:
     )
 
 
+TICKET_PROMPT = "File the ticket? [y/N] "
+_YES, _NO = ("y", "yes"), ("", "n", "no")
+
+
+def read_line(prompt: str | Text) -> str:
+    """A line typed at ``prompt`` ("" at end of input). Runs on the main thread, so Ctrl-C raises
+    KeyboardInterrupt at once; an ``input()`` in a worker thread would keep the process waiting."""
+    try:
+        return console.input(Text(prompt) if isinstance(prompt, str) else prompt).strip()
+    except EOFError:
+        return ""
+
+
 class TerminalChat:
+    """One person's conversation in the terminal, turn by turn.
+
+    Synchronous on purpose: every prompt is read on the main thread between turns, and each turn
+    runs on one event loop that lives as long as the conversation."""
+
     def __init__(
         self,
         deps,
-        user: str,
+        person: Person,
         show_trace: bool = False,
         as_json: bool = False,
         auto_yes: bool = False,
+        prompt_for_tickets: bool | None = None,
     ):
-        person = deps.directory.find(user)
-        if person is None:
-            raise ConfigError(f"unknown user {user!r}; add them to {deps.settings.directory_file}")
+        from agent.assistant import build_assistant  # LlamaIndex: ~1.5 s, only once a turn is near
+
         self.person, self.deps = person, deps
         self.assistant = build_assistant(deps)
         self.history: list[Message] = []
         self.show_trace, self.as_json, self.auto_yes = show_trace, as_json, auto_yes
+        # chat reads its answers from the conversation; a one-off ask only from a terminal
+        self.prompt_for_tickets = (
+            sys.stdin.isatty() if prompt_for_tickets is None else prompt_for_tickets
+        )
+        # A reply to the ticket prompt that was neither yes nor no: the next question.
+        self.next_question: str | None = None
+        self._loop = asyncio.Runner()
 
-    async def turn(self, text: str) -> Answer:
+    def ask(self, text: str) -> Answer:
+        answer = self._loop.run(self._answer(text))
+        if answer.pending_action is not None and not self.as_json:
+            self._offer_ticket(answer)
+        return answer
+
+    def close(self) -> None:
+        self._loop.close()
+
+    async def _answer(self, text: str) -> Answer:
         turn = Turn(
             user_id=self.person.user_id,
             text=text,
@@ -83,11 +117,9 @@ class TerminalChat:
             print(as_json(answer))
         else:
             print_answer(answer, self.show_trace)
-        if answer.pending_action is not None and not self.as_json:
-            await self._offer_ticket(answer)
         return answer
 
-    async def _offer_ticket(self, answer: Answer) -> None:
+    def _offer_ticket(self, answer: Answer) -> None:
         action = answer.pending_action
         if action is None:
             return
@@ -95,12 +127,17 @@ class TerminalChat:
             console.print(plain(f"I can open a ticket: “{action.title}”.", "dim"))
         if self.auto_yes:
             yes = True
-        elif sys.stdin.isatty():
-            yes = console.input("File the ticket? [y/N] ").strip().lower() in ("y", "yes")
+        elif self.prompt_for_tickets:
+            reply = read_line(TICKET_PROMPT)
+            yes = reply.lower() in _YES
+            if not yes and reply.lower() not in _NO:
+                self.next_question = reply  # not an answer to the prompt: ask it next
         else:
             console.print("[dim](run with --yes to file it)[/dim]")
             return
-        done = await self.assistant.confirm(action.action_id, self.person.user_id, approve=yes)
+        done = self._loop.run(
+            self.assistant.confirm(action.action_id, self.person.user_id, approve=yes)
+        )
         console.print(plain(done.text + (f"  {done.ticket['link']}" if done.ticket else "")))
 
 

@@ -70,6 +70,13 @@ class EdgeIndex:
                 ):
                     self.shard.update(UpdateOperation.create_field_index(key, kind))
         except Exception as exc:  # the engine's own errors are terse; name the fix
+            if "WouldBlock" in str(exc):  # its write-ahead log is locked by another process
+                raise ConfigError(
+                    f"the index at {self.path} is in use by another process (Qdrant Edge allows "
+                    "one per folder), most likely a running `footnote serve`: stop it and run "
+                    "this again, or point FOOTNOTE_QDRANT__URL at a Qdrant server that both "
+                    "processes share"
+                ) from exc
             raise ConfigError(
                 f"cannot open the index at {self.path}: {exc}. If the embedding models changed, "
                 f"re-index into a fresh folder (set FOOTNOTE_DATA_DIR or delete {self.path})."

@@ -62,9 +62,9 @@ class RetrievalSettings(BaseModel):
 
 
 class IngestSettings(BaseModel):
-    chunk_tokens: int = 220
-    chunk_overlap: int = 40
-    max_file_mb: float = 50.0
+    chunk_tokens: int = Field(default=220, gt=0)
+    chunk_overlap: int = Field(default=40, ge=0)
+    max_file_mb: float = Field(default=50.0, gt=0)
     default_acl: list[str] = Field(default_factory=list)
 
 

@@ -169,7 +169,7 @@ def test_the_report_shows_the_original_99_and_every_kind_on_their_own():
 
 def test_eval_rejects_an_unknown_kind_before_loading_anything(capsys):
     assert footnote(["eval", "--kind", "tables"]) == 2
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err  # errors go to stderr
     assert "no golden items of kind tables" in out and "known kinds:" in out and "single" in out
 
 

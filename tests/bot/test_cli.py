@@ -1,0 +1,319 @@
+"""The `footnote` CLI as a new user meets it: the installed entry point run as its own process.
+
+Each test starts the real command (models, Qdrant Edge, the answer loop) over a small index built
+once for this module, and reads only what a person at a shell sees: stdout, stderr, the exit
+code, and how fast Ctrl-C works.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
+
+from bot import bad_settings
+from bot.cli import main as footnote_main
+from ingest.backends import vector_dims
+from ingest.edge_index import EdgeIndex
+from ingest.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+HR = ROOT / "examples" / "handbook" / "hr"
+ENTRY = Path(sys.executable).with_name("footnote")  # the console script pip installed
+STATUS = re.compile(r"^(answered|partial|unknown|needs_confirmation|error) · ", re.M)
+
+
+def command() -> list[str]:
+    return [str(ENTRY)] if ENTRY.exists() else [sys.executable, "-m", "bot.cli"]
+
+
+def environment(data_dir: Path, **extra: str) -> dict[str, str]:
+    """A clean environment: no FOOTNOTE_* variable of the machine leaks in, no COLUMNS."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(data_dir.parent),
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "FOOTNOTE_DATA_DIR": str(data_dir),
+        **extra,
+    }
+
+
+def footnote(
+    *args: str, data_dir: Path, stdin: str = "", timeout: float = 180, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*command(), *args],
+        cwd=ROOT,
+        env=environment(data_dir, **env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory, embedders) -> Path:
+    """A data folder holding two open HR documents, indexed with the real embedders."""
+    from bot.app import build_deps
+
+    docs = tmp_path_factory.mktemp("docs")
+    for name in ("faq-2024.html", "faq-2024.html.meta.yaml", "leave-policy-2026.md"):
+        shutil.copy(HR / name, docs / name)
+    data_dir = tmp_path_factory.mktemp("cli") / "data"
+    deps = build_deps(Settings(data_dir=data_dir))
+    deps.__dict__["embedders"] = embedders
+    try:
+        report = deps.ingester.ingest(docs)
+    finally:
+        deps.close()
+    assert len(report.added) == 2 and not report.failed, report
+    return data_dir
+
+
+# ------------------------------------------------------------------------ a bad setting
+@pytest.mark.parametrize(
+    ("variable", "value", "accepted"),
+    [
+        ("FOOTNOTE_SERVER__PORT", "abc", "use a whole number"),
+        (
+            "FOOTNOTE_LLM__PROVIDER",
+            "foo",
+            "use one of 'openai', 'openai_like', 'azure', 'anthropic' or 'cohere'",
+        ),
+        ("FOOTNOTE_INGEST__CHUNK_TOKENS", "-5", "use a number greater than 0"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_the_variable_and_what_it_accepts(
+    tmp_path, variable, value, accepted
+):
+    done = footnote("search", "vacation", data_dir=tmp_path / "data", **{variable: value})
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines == [f"configuration error: {variable}={value!r} is not accepted; {accepted}"]
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_a_missing_setting_is_named_and_the_secret_beside_it_is_not_echoed(tmp_path):
+    done = footnote(
+        "search", "vacation", data_dir=tmp_path / "data", FOOTNOTE_SLACK__BOT_TOKEN="xoxb-s3cret"
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "configuration error: FOOTNOTE_SLACK__SIGNING_SECRET is not set; "
+        "it is required once any FOOTNOTE_SLACK__* variable is set"
+    ]
+    assert "s3cret" not in done.stderr + done.stdout
+
+
+def test_a_list_setting_that_is_not_json_says_how_to_write_it(monkeypatch, capsys):
+    monkeypatch.setenv("FOOTNOTE_EMBEDDING__MODELS", "minilm")
+    assert footnote_main(["search", "vacation"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("configuration error: FOOTNOTE_EMBEDDING__MODELS='minilm' ")
+    assert 'JSON, e.g. ["minilm", "use"]' in err and len(err.strip().splitlines()) == 1
+
+
+class _Inner(BaseModel):
+    size: int = Field(1, ge=1)
+
+
+class _Section(BaseModel):
+    token: SecretStr
+    inner: _Inner = _Inner()
+
+
+class _OtherSettings(BaseSettings):
+    """Settings laid out unlike Footnote's: the mapping reads whatever model it is given."""
+
+    model_config = SettingsConfigDict(env_prefix="ACME_", env_nested_delimiter="__")
+    section: _Section | None = None
+    tags: list[str] = []
+
+
+def test_the_variable_is_read_from_the_settings_model_not_a_list_of_names(monkeypatch):
+    monkeypatch.setenv("ACME_SECTION__TOKEN", "hunter2")
+    monkeypatch.setenv("ACME_SECTION__INNER__SIZE", "0")
+    with pytest.raises(ValidationError) as bad:
+        _OtherSettings()
+    assert bad_settings.describe(bad.value, _OtherSettings) == [
+        "ACME_SECTION__INNER__SIZE='0' is not accepted; use a number of at least 1"
+    ]
+    monkeypatch.delenv("ACME_SECTION__INNER__SIZE")
+    monkeypatch.setenv("ACME_TAGS", "red")
+    with pytest.raises(SettingsError) as unparsable:
+        _OtherSettings()
+    [line] = bad_settings.describe(unparsable.value, _OtherSettings)
+    assert line.startswith("ACME_TAGS='red' is not accepted; write it as JSON")
+    assert "hunter2" not in line
+
+
+# ------------------------------------------------------------------------ who is asking
+def test_ask_says_on_stderr_who_it_acts_as_and_keeps_json_clean(ingested):
+    done = footnote("ask", "How many vacation days can I carry over?", "--json", data_dir=ingested)
+    assert done.returncode == 0, done.stderr
+    assert "acting as alice (Alice Moreau · hr, managers); --user NAME acts as someone else" in (
+        done.stderr
+    )
+    assert json.loads(done.stdout)["status"]  # stdout is the Answer and nothing else
+
+
+def test_without_the_sample_directory_ask_needs_user(tmp_path, monkeypatch, capsys):
+    company = tmp_path / "people.yaml"
+    company.write_text("users:\n  alice: {name: Alice Other, groups: [admins]}\n")
+    monkeypatch.setenv("FOOTNOTE_DIRECTORY_FILE", str(company))
+    monkeypatch.setenv("FOOTNOTE_DATA_DIR", str(tmp_path / "data"))
+    assert footnote_main(["ask", "How many vacation days?"]) == 2
+    err = capsys.readouterr().err
+    assert "pass --user NAME" in err and str(company) in err
+
+
+# ------------------------------------------------------------------------ the index
+def test_a_locked_index_says_who_holds_it_and_never_advises_deleting_it(tmp_path, embedders):
+    data_dir = tmp_path / "data"
+    held = EdgeIndex(
+        Settings(data_dir=data_dir).index_dir,
+        vector_dims(embedders, Settings().embedding.sentence_vectors),
+    )  # this process plays the running `footnote serve`
+    try:
+        asked = footnote("ask", "How many vacation days?", data_dir=data_dir)
+        ingesting = footnote("ingest", str(HR), data_dir=data_dir)
+    finally:
+        held.close()
+    for done in (asked, ingesting):
+        assert done.returncode == 2, done.stderr
+        message = done.stderr.strip().splitlines()[-1]
+        assert "in use by another process" in message and "footnote serve" in message
+        assert "FOOTNOTE_QDRANT__URL" in message
+        assert "delete" not in done.stderr.lower() and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin"),
+    [(("ask", "How many vacation days?"), ""), (("search", "vacation"), ""), (("chat",), "hi\n")],
+)
+def test_asking_an_empty_index_says_to_ingest_first(tmp_path, args, stdin):
+    done = footnote(*args, data_dir=tmp_path / "data", stdin=stdin)
+    assert done.returncode == 1
+    assert "error: nothing is ingested yet: run footnote ingest examples/handbook" in done.stderr
+    assert "I don't know" not in done.stdout and "no passages" not in done.stdout
+
+
+def test_search_piped_keeps_every_line_whole(ingested):
+    done = footnote("search", "carry over unused vacation days", "-k", "3", data_dir=ingested)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    assert len(lines) == 9, done.stdout  # heading, text and link of each passage
+    # a line cut at 80 columns would continue without the indent
+    assert all(re.match(r"\d+\. |   \S", line) for line in lines), done.stdout
+    links = lines[2::3]
+    assert max(len(line) for line in links) > 80
+    assert all(Path(line.strip().partition("#")[0]).is_file() for line in links)
+
+
+# ------------------------------------------------------------------------ tickets and chat
+def test_chat_asks_to_file_a_ticket_and_a_question_instead_is_answered_not_swallowed(ingested):
+    typed = [
+        "Open a ticket: VPN drops every hour",
+        "How many vacation days can I carry over?",  # not a y/N answer: the next question
+        "Open a ticket: the printer on floor 2 is jammed",
+        "y",
+    ]
+    done = footnote("chat", "--user", "bob", data_dir=ingested, stdin="\n".join(typed) + "\n")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.count("File the ticket? [y/N] ") == 2
+    statuses = STATUS.findall(out)
+    assert len(statuses) == 3, out  # both tickets and the question in between
+    assert statuses[0] == statuses[2] == "needs_confirmation" != statuses[1]
+    assert "no ticket was filed" in out
+    assert re.search(r"Filed \S+: the printer on floor 2 is jammed", out)
+    assert out.index("no ticket was filed") < list(STATUS.finditer(out))[1].start()
+
+
+def test_ctrl_c_at_the_chat_prompt_exits_at_once(ingested):
+    chat = subprocess.Popen(
+        [*command(), "chat"],
+        cwd=ROOT,
+        env=environment(ingested),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        seen, deadline = b"", time.monotonic() + 180
+        while b"you> " not in seen:
+            assert time.monotonic() < deadline and chat.poll() is None, seen
+            if select.select([chat.stdout], [], [], 1)[0]:
+                seen += os.read(chat.stdout.fileno(), 4096)
+        chat.send_signal(signal.SIGINT)
+        try:  # stdin stays open, as at a terminal: closing it would end the chat by itself
+            chat.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pytest.fail("`footnote chat` still runs 15 s after Ctrl-C at its prompt")
+        err = chat.stderr.read()
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+            chat.wait()
+        for stream in (chat.stdin, chat.stdout, chat.stderr):
+            stream.close()
+    assert chat.returncode in (0, 130)
+    assert b"Traceback" not in err and b"KeyboardInterrupt" not in err
+
+
+# ------------------------------------------------------------------------ bench
+@pytest.mark.parametrize("what", ["retrieval", "ingest"])
+def test_bench_without_data_says_where_it_goes_and_fails(tmp_path, capsys, what):
+    assert footnote_main(["bench", what, "--eval-dir", str(tmp_path / "eval")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'eval' / 'scifact' / 'corpus.jsonl'} is missing" in err
+    assert "scifact/qrels/test.tsv" in err and "--eval-dir" in err
+
+
+def test_bench_shows_progress(tmp_path):
+    scifact = tmp_path / "eval" / "scifact"
+    (scifact / "qrels").mkdir(parents=True)
+    abstracts = {
+        "d1": "Vitamin D deficiency is linked to bone loss in older adults.",
+        "d2": "Short sleep duration increases the risk of obesity in children.",
+        "d3": "Coffee consumption is associated with a lower risk of type 2 diabetes.",
+        "d4": "High salt intake raises blood pressure.",
+    }
+    claims = {"q1": ("vitamin D and bone loss", "d1"), "q2": ("salt and blood pressure", "d4")}
+    (scifact / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, t in abstracts.items())
+    )
+    (scifact / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, (t, _) in claims.items())
+    )
+    (scifact / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, (_, d) in claims.items())
+    )
+    done = footnote(
+        "bench", "retrieval", "--eval-dir", str(tmp_path / "eval"), data_dir=tmp_path / "data"
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for step, count in [
+        ("BM25: 2 queries, scored once and timed 3×", "8/8"),
+        ("Footnote: indexing 4 documents", "4/4"),
+        ("Footnote: 2 queries, scored once and timed 3×", "8/8"),
+    ]:
+        assert f"{step} …" in out  # said as the step starts
+        assert re.search(rf"{re.escape(step)}\s+\S+\s+{count}", out), out  # and its bar at the end
+    assert "nDCG@10" in out

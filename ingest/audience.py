@@ -115,10 +115,11 @@ def document_audience(
         return found
     # "This policy applies to all employees" is the general case, not a scope: only a statement
     # for another audience ties the document to it.
+    # A statement naming employees too ("employees, contractors and interns") is for everyone.
     for section in sections[:3]:
-        found = scope_statement(section.text[:600]) - {"employees"}
-        if found:
-            return found
+        stated = scope_statement(section.text[:600])
+        if stated and "employees" not in stated:
+            return stated
     groups = {g.lower() for g in acl} - {"*"}
     return frozenset(a for a in AUDIENCE_TERMS if groups and groups <= {a, a.rstrip("s")})
 

@@ -124,6 +124,9 @@ def score_units(
     if asks.quantity is not None:  # "five hours": the value is matched as a value, not a word
         spoken = question[asks.quantity.start : asks.quantity.end]
         weights = {t: w for t, w in weights.items() if not _is_number_word(t, spoken)} or weights
+    if asks.kind_noun:  # "Free trial length?": the length is the number of days, not a word
+        noun = _tokens(asks.kind_noun, asks.lang)
+        weights = {t: w for t, w in weights.items() if t not in noun} or weights
     q_tokens = _tokens(question, asks.lang)
     identifiers, names = required_terms(question, asks.lang)
     scored: list[Scored] = []

@@ -32,7 +32,7 @@ from agent.terms import QUESTION_WORDS, TermStats, coverage
 from agent.turns import Message
 from ingest.audience import scope_statement
 from ingest.embed import Embedder
-from ingest.languages import detect_lang, tokenize
+from ingest.languages import STOPWORDS, detect_lang, tokenize
 from ingest.sentences import sentences
 
 _SMALLTALK = re.compile(
@@ -464,8 +464,8 @@ class OfflineReasoner:
         asked = {w.lower() for w in re.findall(r"\w+", extract.question)}
         own = [  # (single-word vectors are only trustworthy from the English embedder)
             w
-            for w in dict.fromkeys(re.findall(r"[^\W\d_]{3,}", context))
-            if w.lower() not in asked and extract.lang == "en"
+            for w in dict.fromkeys(re.findall(r"[^\W\d_]{2,}", context))  # "km" says "mileage"
+            if w.lower() not in asked and w.lower() not in STOPWORDS["en"] and extract.lang == "en"
         ][:24]
         vectors = embedder.embed([best.unit.text, context, *words, *own], kind="query")
         said = vectors[:2]

@@ -80,6 +80,37 @@ _DIMENSION = {
 }
 
 
+# A terse question names what it wants without a question word ("Mileage rate for my own car?",
+# "Free trial length?", "VPN port?"): the noun it asks for says the kind.
+_QUESTION_WORD = re.compile(
+    r"\b(?:what|which|who|whom|whose|where|when|why|how|is|are|do|does|can|could|may|should|"
+    r"will|would|did|has|have)\b",
+    re.I,
+)
+_TERSE = {
+    "duration": re.compile(r"\b(?:length|duration|period|window|term|lead time)s?\b", re.I),
+    "number": re.compile(
+        r"\b(?:rate|price|cost|fee|cap|limit|amount|allowance|budget|salary|percentage|port|"
+        r"number|rates|prices|costs|fees|caps|limits|per diem)\b",
+        re.I,
+    ),
+    "date": re.compile(r"\b(?:deadline|date|due date|cut-?off|payday|pay day)\b", re.I),
+    "where": re.compile(r"\b(?:address|location)\b", re.I),
+}
+
+
+def _terse_kind(question: str, lang: str) -> tuple[Kind, str] | None:
+    """The kind a terse question asks for, and the noun that says so."""
+    if lang != "en" or _QUESTION_WORD.search(question) or len(question.split()) > 8:
+        return None
+    # the last such noun is the head: "Salary payday?" asks for a day, not a salary
+    found = [(m.start(), k, m.group(0)) for k, p in _TERSE.items() for m in p.finditer(question)]
+    if not found:
+        return None
+    _, kind, noun = max(found)
+    return kind, noun  # type: ignore[return-value]
+
+
 _VERSION_Q = re.compile(
     r"\b(?:which|what|in which|in what)\s+(?:version|release|build)\b|\b(?:version|release)s?\b|"
     r"\bv?\d+[._]\d+(?:[._]\d+)?\b|верс|版本|バージョン",
@@ -97,6 +128,7 @@ class Asks:
     extreme: Literal["high", "low", "late", "early"] | None = None
     dimension: Dimension | None = None  # what the extreme is of
     versions: bool = False  # about releases or versions: the version an answer sits under matters
+    kind_noun: str = ""  # "length" in "Free trial length?": said by the answer's value, not a word
 
 
 def asks(question: str) -> Asks:
@@ -114,6 +146,9 @@ def asks(question: str) -> Asks:
         kind = "where"
     elif _YESNO_Q.search(question):
         kind = "yesno"
+    terse = None if kind != "any" else _terse_kind(question, lang)
+    if terse:
+        kind = terse[0]
     found = quantities(question, lang)
     quantity = next((q for q in found if q.unit), found[0] if found else None)
     extreme = next((e for e, pattern in _MOST.items() if pattern.search(question)), None)
@@ -124,7 +159,9 @@ def asks(question: str) -> Asks:
         else:
             dimension = "amount"
     about_versions = bool(_VERSION_Q.search(question))
-    return Asks(kind, lang, quantity, extreme, dimension, about_versions)  # type: ignore[arg-type]
+    # "length", "period" are said by the value ("14 days"); "port", "rate" are words tables use
+    noun = terse[1] if terse and kind in ("duration", "date") else ""
+    return Asks(kind, lang, quantity, extreme, dimension, about_versions, noun)  # type: ignore[arg-type]
 
 
 _TIME = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)
@@ -132,6 +169,7 @@ _DATE_WORD = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:q[1-4])\b|\d+\s*(?:月|日|号)|"
     r"\b\d{1,2}(?:st|nd|rd|th)\b|\bend of\b|\bbefore\b|\bafter\b|"
+    r"\b(?:working|business|calendar) day\b|\b(?:each|every) (?:month|week|year)\b|"
     r"(?:січ|лют|берез|квіт|трав|черв|лип|серп|верес|жовт|листоп|груд)",
     re.I,
 )

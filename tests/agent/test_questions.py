@@ -1,0 +1,55 @@
+"""What a question asks for, read from its words: the kind of answer, the value it is about,
+the extreme it wants."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.questions import asks, matches_kind
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("How many vacation days can I carry over?", "number"),
+        ("How long do I have to submit expenses?", "duration"),
+        ("When is the carry-over deadline?", "date"),
+        ("Who approves a purchase over 60,000 EUR?", "who"),
+        ("Can I take first class on a train?", "yesno"),
+        # terse questions: the noun that heads them says the kind
+        ("Mileage rate for my own car?", "number"),
+        ("Free trial length?", "duration"),
+        ("VPN port?", "number"),
+        ("Salary payday?", "date"),  # the last noun is the head, not "salary"
+        ("Carry-over deadline?", "date"),
+        ("Show me the travel policy", "any"),
+    ],
+)
+def test_the_kind_of_answer_asked_for(question, kind):
+    assert asks(question).kind == kind
+
+
+def test_a_terse_duration_noun_is_said_by_the_value_and_a_table_word_stays_a_word():
+    assert asks("Free trial length?").kind_noun == "length"
+    assert asks("VPN port?").kind_noun == ""  # "Port" is a row's label: it must still match
+
+
+def test_a_value_and_an_extreme_are_read():
+    a = asks("Do I need approval for a 700 EUR claim?")
+    assert a.quantity is not None and a.quantity.value == 700
+    assert asks("Which city has the highest hotel cap?").extreme == "high"
+    assert asks("What is the newest release?").dimension == "version"
+    assert asks("Can I fly first class?").extreme is None  # "first class" is not an order
+
+
+@pytest.mark.parametrize(
+    "kind, text, ok",
+    [
+        ("date", "Salaries are paid on the last working day of each month.", True),
+        ("date", "Salaries are paid into the account in PeoplePort.", False),
+        ("number", "Reimbursed at 0.30 EUR per km.", True),
+        ("number", "Rental cars only when public transport is impractical.", False),
+    ],
+)
+def test_a_unit_holds_the_kind_of_answer(kind, text, ok):
+    assert matches_kind(kind, text) is ok

@@ -461,11 +461,12 @@ class OfflineReasoner:
             return extract.unseen
         context = f"{best.unit.label}: {best.unit.text}" if best.unit.label else best.unit.text
         # the unit's own words for it: "rollback" for "revert", "grandparent" for "grandmother"
-        asked = {w.lower() for w in re.findall(r"\w+", extract.question)}
+        # (a word of the question it states counts: "birth" says "born")
+        unseen = {w.lower() for w in words}
         own = [  # (single-word vectors are only trustworthy from the English embedder)
             w
             for w in dict.fromkeys(re.findall(r"[^\W\d_]{2,}", context))  # "km" says "mileage"
-            if w.lower() not in asked and w.lower() not in STOPWORDS["en"] and extract.lang == "en"
+            if w.lower() not in unseen and w.lower() not in STOPWORDS["en"] and extract.lang == "en"
         ][:24]
         vectors = embedder.embed([best.unit.text, context, *words, *own], kind="query")
         said = vectors[:2]

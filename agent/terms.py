@@ -24,7 +24,10 @@ _QUESTION_WORDS = (
     "allow allowed possible okay ok do does did is are was were be "
     # words that shape what is asked (the extreme, the order) rather than its topic
     "newest latest oldest earliest highest lowest cheapest biggest largest smallest most least "
-    "maximum minimum max min first last current recent"
+    "maximum minimum max min first last current recent "
+    # light verbs in every tense: "the parent who gave birth get" is about birth, not giving
+    "gave given gets getting gotten take takes took taken taking make makes made making go goes "
+    "went gone going come comes came put puts keep keeps kept has have had having"
 )
 _OTHER_QUESTION_WORDS = {
     "uk": "що який яка яке які якої якому скільки коли де куди як чому чи можна треба потрібно мені "

@@ -27,8 +27,10 @@ _DURATION_Q = re.compile(
     r"як довго|протягом якого|сколько времени|多长时间|多久|どのくらい|wie lange",
     re.I,
 )
+# "when" asks at the start or before a verb ("tell me when is payday"); "when I travel" is a clause
 _DATE_Q = re.compile(
-    r"\bwhen\b|\bby when\b|\bwhat (?:date|time|day)\b|\bwhich (?:date|day|month)\b|\bdeadline\b|"
+    r"^\W*(?:and\s+|so\s+|but\s+)?when\b|\bwhen\s+(?:is|are|was|were|do|does|did|will|would|"
+    r"should|can|could|must|has|have)\b|\bby when\b|\buntil when\b|\bwhat (?:date|time|day)\b|\bwhich (?:date|day|month)\b|\bdeadline\b|"
     r"\bby what date\b|коли|когда|什么时候|何时|哪天|いつ|\bwann\b|bis wann|о котрій|в котором часу",
     re.I,
 )

@@ -27,7 +27,8 @@ _QUESTION_WORDS = (
     "maximum minimum max min first last current recent "
     # light verbs in every tense: "the parent who gave birth get" is about birth, not giving
     "gave given gets getting gotten take takes took taken taking make makes made making go goes "
-    "went gone going come comes came put puts keep keeps kept has have had having"
+    "went gone going come comes came put puts keep keeps kept has have had having "
+    "myself yourself yourselves ourselves themselves himself herself itself"
 )
 _OTHER_QUESTION_WORDS = {
     "uk": "що який яка яке які якої якому скільки коли де куди як чому чи можна треба потрібно мені "

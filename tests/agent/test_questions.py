@@ -53,3 +53,10 @@ def test_a_value_and_an_extreme_are_read():
 )
 def test_a_unit_holds_the_kind_of_answer(kind, text, ok):
     assert matches_kind(kind, text) is ok
+
+
+def test_when_inside_a_clause_does_not_ask_for_a_date():
+    assert asks("Who books my flights when I travel for a project?").kind == "who"
+    assert asks("What happens when my laptop breaks?").kind == "any"
+    assert asks("And when does it end?").kind == "date"
+    assert asks("By when must I submit my expenses?").kind == "date"

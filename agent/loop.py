@@ -278,7 +278,7 @@ class AnswerLoop(Workflow):
         passages = run.tool_results + _scoped(run, _selected(run))
         await run.say("writing the answer…")
         draft, answered = await self._write(run, passages)
-        if await self._search_again(run, draft):
+        if await self._search_again(run, draft) or self._search_for_audiences(run, draft, passages):
             return SearchEvent(run=run)
         if not answered and self.fallback is not None:
             # The company documents are silent: try the second source, and label what it gives.
@@ -309,6 +309,31 @@ class AnswerLoop(Workflow):
                 reason = "the passages found do not answer it"
                 run.record("rewrite", t0, decision="rewrite", reason=reason, queries=[new_query])
         return bool(run.again)
+
+    def _search_for_audiences(self, run: Run, draft: Draft, passages: list[Passage]) -> bool:
+        """In a channel of several audiences, when the answer quotes the rule written for one of
+        them and none for another ("the employees' 30 days", nothing for contractors): search once
+        more with that audience named, so that each member's rule can be given."""
+        if run.round >= MAX_ROUNDS or "audiences" in run.retried:
+            return False
+        readers = [run.turn.groups, *run.turn.member_groups]
+        audiences = frozenset().union(*(audiences_of(g) for g in readers))
+        if len(audiences) < 2:
+            return False
+        cited = [passages[i] for q in draft.sentences for i in q.sources if 0 <= i < len(passages)]
+        written_for = frozenset().union(*(frozenset(p.audience) for p in cited))
+        lacking = sorted(audiences - written_for) if written_for else []
+        if not lacking:
+            return False
+        t0 = time.perf_counter()
+        run.retried.add("audiences")
+        for sq in run.subquestions:
+            query = f"{sq} {' '.join(lacking)}"[:MAX_QUERY_CHARS]
+            run.queries[sq] = query
+            run.again.add(sq)
+            reason = "no passage yet for " + ", ".join(lacking)
+            run.record("rewrite", t0, decision="rewrite", reason=reason, queries=[query])
+        return True
 
     async def _write(self, run: Run, passages: list[Passage]) -> tuple[Draft, bool]:
         """Answer from the passages, then check it; unsupported sentences are dropped."""

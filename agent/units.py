@@ -40,8 +40,11 @@ class Unit:
     def quotable(self) -> bool:
         """A sentence, item or row that can stand as an answer (not "2." or a lone word)."""
         words = len(re.findall(r"\w+", self.text))
+        # a labelled item is a whole fact however short: "Rail: 2nd class."
+        labelled = self.kind == "item" and words >= 3 and re.match(r"[^:]{2,30}:\s*\S", self.text)
         return self.kind == "row" or (
-            self.kind in ("sentence", "item") and (words >= 4 or _CJK.search(self.text) is not None)
+            self.kind in ("sentence", "item")
+            and (words >= 4 or bool(labelled) or _CJK.search(self.text) is not None)
         )
 
 

@@ -98,6 +98,41 @@ def scope_statement(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+REDIRECT = re.compile(
+    r"\b(?:follow|follows|governed by|covered by|see the|instead|their own|a separate)\b|"
+    r"\b(?:do|does) not\b|\bgilt (?:für sie )?nicht\b|\bfolgen\b|"
+    r"не поширюється|не распространяется|其他|別の",
+    re.I,
+)
+
+
+_SCOPE_HEADING = re.compile(
+    r"scope|eligib|who (?:this|it) (?:policy )?applies|applies to|who is|who can|"
+    r"geltungsbereich|anspruch|сфера|хто має право|кто имеет право|适用范围|対象",
+    re.I,
+)
+
+
+def excluded(text: str) -> frozenset[str]:
+    """The audiences a text shuts out ("not available to contractors", "does not apply to …")."""
+    out: set[str] = set()
+    for sentence in re.split(r"(?<=[.;!?。])\s+", text):
+        m = NOT_APPLIES.search(sentence)
+        if m:
+            out |= named(sentence[m.end() : m.end() + 80])
+    return frozenset(out)
+
+
+def _sent_elsewhere(text: str) -> frozenset[str]:
+    """The audiences a scope sends to another rule ("Contractors do not book their own travel;
+    they follow the Expense Policy for Contractors")."""
+    out: set[str] = set()
+    for sentence in re.split(r"(?<=[.;!?。])\s+", text):
+        if REDIRECT.search(sentence):
+            out |= named(sentence) - {"employees"}
+    return frozenset(out)
+
+
 def document_audience(
     title: str,
     sections: Sequence[Section],
@@ -115,11 +150,25 @@ def document_audience(
         return found
     # "This policy applies to all employees" is the general case, not a scope: only a statement
     # for another audience ties the document to it.
-    # A statement naming employees too ("employees, contractors and interns") is for everyone.
+    # A statement naming employees too ("employees, contractors and interns") is for everyone,
+    # unless the scope sends the others elsewhere ("Contractors … follow the Expense Policy for
+    # Contractors"): then it is the employees' rule.
     for section in sections[:3]:
-        stated = scope_statement(section.text[:600])
+        head = section.text[:900]
+        stated = scope_statement(head)
         if stated and "employees" not in stated:
             return stated
+        if stated == {"employees"}:
+            sent = _sent_elsewhere(head)
+            if sent:
+                return frozenset({"employees"})
+    # an eligibility section that shuts an audience out ("Relocation support is not available to
+    # contractors") leaves the document to the others
+    for section in sections[:12]:
+        if _SCOPE_HEADING.search(" ".join(section.path[-1:])):
+            shut = excluded(section.text[:1500])
+            if shut:
+                return frozenset(AUDIENCE_TERMS) - shut
     groups = {g.lower() for g in acl} - {"*"}
     return frozenset(a for a in AUDIENCE_TERMS if groups and groups <= {a, a.rstrip("s")})
 

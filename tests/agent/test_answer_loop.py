@@ -115,7 +115,7 @@ def test_compound_question_is_planned_and_both_parts_cited(assistant):
     plan = next(s for s in a.trace if s.step == "plan")
     assert len(plan.queries) >= 2
     docs = {c.doc_id.rsplit("/", 1)[-1] for c in a.citations}
-    assert {"expense-policy-employees.md", "expense-policy-contractors.pdf"} <= docs, mixed.text
+    assert {"expense-policy-employees.md", "expense-policy-contractors.pdf"} <= docs
 
 
 def test_follow_up_resolves_against_the_history(assistant):
@@ -181,7 +181,9 @@ def test_golden_set_floors(handbook_deps):
 def test_a_channel_of_employees_and_contractors_gets_each_rule_labelled(assistant):
     question = "How long do we have to submit expenses?"
     erin = DIRECTORY.find("erin").groups  # a contractor
-    mixed = ask(assistant, "bob", question, member_groups=(erin,))
+    # carol (finance) and erin may both read both expense policies; with bob (engineering) the
+    # contractors' policy would be shut out of the channel
+    mixed = ask(assistant, "carol", question, member_groups=(erin,))
     assert mixed.status == "answered"
     assert "For contractors:" in mixed.text and "For employees:" in mixed.text, mixed.text
     assert len({c.doc_id for c in mixed.citations}) == 2, mixed.text  # a rule from each

@@ -45,3 +45,28 @@ def test_metadata_then_title_then_access_list():
 def test_a_section_heading_names_its_own_audience():
     assert section_audience(["Travel", "Contractors"], frozenset()) == {"contractors"}
     assert section_audience(["Travel", "Rail"], frozenset({"employees"})) == {"employees"}
+
+
+def test_a_scope_for_employees_that_sends_contractors_elsewhere_is_the_employees_rule():
+    text = (
+        "This policy applies to all employees travelling on business. Contractors do not book "
+        "their own travel; they follow the Expense Policy for Contractors."
+    )
+    assert audience(text) == {"employees"}
+    # a scope that merely mentions employees is still general
+    assert audience("This policy applies to all employees. Questions go to HR.") == frozenset()
+
+
+def test_an_eligibility_section_that_shuts_contractors_out_leaves_the_document_to_employees():
+    sections = [
+        Section(["Relocation Handbook", "1. Welcome"], "Moving to Berlin is a big step."),
+        Section(
+            ["Relocation Handbook", "2. Who is eligible"],
+            "You are eligible if we hire you into a role in Berlin. Relocation support is not "
+            "available to contractors, freelancers or agency staff.",
+        ),
+    ]
+    assert document_audience("Relocation Handbook", sections, {}, ["*"]) == {"employees"}
+    # the same sentence outside a scope or eligibility section does not decide
+    sections[1].path[-1] = "2. Money"
+    assert document_audience("Relocation Handbook", sections, {}, ["*"]) == frozenset()

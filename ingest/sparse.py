@@ -82,7 +82,7 @@ def _mismatch(index, recorded: dict, encoder: BM25Encoder, doing: str) -> str:
     said = ", ".join(f"{now[k]}" for k in changed)
     where = getattr(index, "path", None) or f"collection {getattr(index, 'collection', '?')}"
     return (
-        f"the index ({where}) was built with {was}, but the settings say {said} before "
-        f"{doing}: set the value back, or re-ingest every folder into a fresh index (another "
+        f"the index ({where}) was built with {was} and the settings now say {said}; before "
+        f"{doing}, set it back, or re-ingest every folder into a fresh index (another "
         "FOOTNOTE_QDRANT__COLLECTION, or an emptied one) so all stored BM25 vectors use it"
     )

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agent.actions import MemoryPendingActions, PendingActions, StateUnavailable
-from agent.desk import CRM, SqliteCRM, SqliteTicketDesk, TicketDesk
+from agent.desk import CRM, SqliteTicketDesk, TicketDesk
 from agent.fallback import Fallback
 from agent.loop import AnswerLoop, Progress, Run
 from agent.reasoning import Reasoner
@@ -187,15 +187,19 @@ def build_assistant(
     crm: CRM | None = None,
     telemetry: Telemetry | None = None,
     fallback: Fallback | None = None,
+    *,
+    pending_ttl_s: int = 15 * 60,
 ) -> Assistant:
+    """The assistant over ``deps`` (index, retriever, CRM, telemetry, and the root settings for
+    the agent's own sections and the data dir). ``pending_ttl_s``: how long a proposed ticket
+    waits for the asker's confirmation; the bot passes ``FOOTNOTE_REDIS__PENDING_TTL_S``."""
     s = deps.settings
-    examples = s.directory_file.parent
     box = Toolbox(
         retriever=deps.retriever,
         index=deps.index,
-        crm=crm or SqliteCRM(s.data_dir / "crm.sqlite", examples / "crm.json"),
+        crm=crm or deps.crm,
         pending=pending or MemoryPendingActions(),
-        pending_ttl_s=s.redis.pending_ttl_s,
+        pending_ttl_s=pending_ttl_s,
         crm_readers=frozenset(s.crm.reader_groups),
         contact_fields=tuple(s.crm.contact_fields),
     )

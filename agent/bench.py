@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from rich.console import Console
@@ -37,6 +38,7 @@ from rich.progress import (
 from rich.table import Table
 
 from agent.retrieval import Retriever
+from agent.settings import CohereSettings, RetrievalSettings
 from ingest.backends import build_embedders, open_index
 from ingest.chunk import chunk_document
 from ingest.documents import Document, Section
@@ -44,7 +46,7 @@ from ingest.errors import ConfigError
 from ingest.index import PointData
 from ingest.languages import detect_lang, tokenize
 from ingest.pipeline import Ingester, IngestReport, point_id
-from ingest.settings import Settings
+from ingest.settings import EmbeddingSettings, IngestSettings, QdrantSettings
 from ingest.sparse import BM25Encoder, Sparse
 
 DATASETS = ["scifact", "xquad-en", "xquad-zh", "xquad-ru", "xquad-zh-en", "xquad-ru-en"]
@@ -313,22 +315,33 @@ def _full_text(doc: dict) -> str:
     return f"{doc.get('title', '')}\n\n{doc['text']}"
 
 
+class Settings(Protocol):
+    """The sections a benchmark reads of the root settings (``footnote bench`` passes its own)."""
+
+    admin_groups: list[str]
+    qdrant: QdrantSettings
+    embedding: EmbeddingSettings
+    ingest: IngestSettings
+    retrieval: RetrievalSettings
+    cohere: CohereSettings | None
+
+
 @dataclass
 class Product:
     """Footnote as deployed: its ingester and retriever over a fresh index folder."""
 
-    settings: Settings
     ingester: Ingester
     retriever: Retriever
 
     @classmethod
-    def build(cls, settings: Settings) -> Product:
-        embedders = build_embedders(settings)
-        index = open_index(settings, embedders)
+    def build(cls, settings: Settings, data_dir: Path) -> Product:
+        embedders = build_embedders(settings.embedding, settings.cohere)
+        index = open_index(
+            settings.qdrant, data_dir, embedders, settings.embedding.sentence_vectors
+        )
         sparse = BM25Encoder.from_settings(settings.retrieval)
         return cls(
-            settings,
-            Ingester(index, embedders, sparse, settings),
+            Ingester(index, embedders, sparse, settings.ingest, settings.admin_groups),
             Retriever(index, embedders, sparse, settings.retrieval),
         )
 
@@ -348,7 +361,7 @@ def ingested(
 ) -> Iterator[tuple[Product, IngestReport]]:
     """The product with ``bench``'s documents ingested into a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="footnote-bench-") as tmp:
-        product = Product.build(settings.model_copy(update={"data_dir": Path(tmp)}))
+        product = Product.build(settings, Path(tmp))
         try:
             report = product.ingester.add_documents(
                 documents(bench), on_file=_counter(steps, "Footnote: indexing", len(bench.docs))
@@ -426,7 +439,7 @@ def ingest(
     for col in ["chunks", "what", "chunks/s", "p50 ms", "p95 ms"]:
         t.add_column(col, justify="left" if col == "what" else "right")
     with tempfile.TemporaryDirectory(prefix="footnote-bench-") as tmp, Steps() as steps:
-        product = Product.build(settings.model_copy(update={"data_dir": Path(tmp)}))
+        product = Product.build(settings, Path(tmp))
         index = product.retriever.index
         try:
             docs = documents(bench)[: max(1, measured * 2 // 3)]  # ~1.4 chunks per abstract

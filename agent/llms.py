@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agent.settings import LLMSettings
 from ingest.errors import ConfigError
-from ingest.settings import LLMSettings
 
 if TYPE_CHECKING:
     from llama_index.core.llms import LLM

@@ -14,7 +14,7 @@ import httpx
 
 if TYPE_CHECKING:
     from agent.retrieval import Passage
-    from ingest.settings import Settings
+    from agent.settings import CohereSettings
 
 
 class Reranker(Protocol):
@@ -55,7 +55,6 @@ class CohereReranker:
         return out
 
 
-def build_reranker(settings: Settings) -> Reranker | None:
+def build_reranker(c: CohereSettings | None) -> Reranker | None:
     """Cohere's reranker when a Cohere key is configured (``FOOTNOTE_COHERE__API_KEY``), else none."""
-    c = settings.cohere
     return CohereReranker(c.api_key.get_secret_value(), c.rerank_model, c.base_url) if c else None

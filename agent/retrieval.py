@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from agent.rerank import Reranker
+from agent.settings import RetrievalSettings
 from ingest.embed import Embedder
 from ingest.index import SENTENCES, Hit, HybridQuery, Index, is_sentences
 from ingest.languages import detect_lang
-from ingest.settings import RetrievalSettings
-from ingest.sparse import BM25Encoder
+from ingest.sparse import BM25Encoder, check_against
 
 
 @dataclass
@@ -104,6 +104,7 @@ class Retriever:
             settings,
         )
         self.reranker = reranker
+        check_against(index, sparse)  # BM25's parameters are the index's, fixed at ingest
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embed")
 
     def _embed(self, query: str, embedders: list[Embedder]) -> dict[str, list[float]]:

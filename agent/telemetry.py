@@ -1,6 +1,6 @@
 """Metrics (Prometheus) and traces (OpenTelemetry) for the answer loop and for ingest.
 
-Nothing here is global: ``build_telemetry(settings)`` runs once in the composition root, each
+Nothing here is global: ``build_telemetry(settings.telemetry)`` runs once in the composition root, each
 ``Metrics`` owns its ``CollectorRegistry`` and each ``Telemetry`` its tracer provider, so tests and
 several apps in one process never share a counter.
 
@@ -32,7 +32,7 @@ from prometheus_client import (
     push_to_gateway,
 )
 
-from ingest.settings import Settings, TelemetrySettings
+from agent.settings import TelemetrySettings
 
 if TYPE_CHECKING:
     from agent.turns import Answer, TraceStep, Turn
@@ -265,14 +265,13 @@ def otlp_traces_url(endpoint: str) -> str:
     return endpoint if endpoint.endswith("/v1/traces") else endpoint + "/v1/traces"
 
 
-def build_telemetry(settings: Settings | TelemetrySettings, exporter=None) -> Telemetry:
+def build_telemetry(t: TelemetrySettings, exporter=None) -> Telemetry:
     """Metrics always; a tracer that exports over OTLP/HTTP when an endpoint is set, or to
     ``exporter`` (tests pass the SDK's in-memory one). Otherwise spans cost nothing."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
-    t = settings.telemetry if isinstance(settings, Settings) else settings
     if exporter is None and not t.otlp_endpoint:
         return Telemetry(Metrics(), pushgateway_url=t.pushgateway_url)
     provider = TracerProvider(resource=Resource.create({"service.name": t.service_name}))

@@ -34,8 +34,8 @@ from agent.actions import RedisPendingActions  # noqa: E402
 from agent.assistant import build_assistant  # noqa: E402
 from bot.app import build_deps  # noqa: E402
 from bot.server import AgentThread, build_app  # noqa: E402
+from bot.settings import RedisSettings, ServerSettings, Settings, SlackSettings  # noqa: E402
 from bot.state import ConversationState  # noqa: E402
-from ingest.settings import RedisSettings, ServerSettings, Settings, SlackSettings  # noqa: E402
 from tests.e2e.loopback import FakeSlackAPI, SlackSender, dm_event, start_app  # noqa: E402
 
 SECRET = "bench-signing-secret"

@@ -6,12 +6,14 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from agent.desk import SqliteCRM
 from agent.retrieval import Retriever
 from agent.telemetry import Telemetry, build_telemetry
 from bot.directory import FileDirectory
+from bot.settings import Settings
 from ingest.backends import build_embedders, open_index
 from ingest.pipeline import Ingester
-from ingest.settings import Settings
+from ingest.settings import QdrantSettings
 from ingest.sparse import BM25Encoder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -25,16 +27,15 @@ class Deps:
 
     @cached_property
     def embedders(self):
-        return build_embedders(self.settings)
+        return build_embedders(self.settings.embedding, self.settings.cohere)
 
     @cached_property
     def sparse(self) -> BM25Encoder:
-        r = self.settings.retrieval
-        return BM25Encoder(k1=r.bm25_k1, b=r.bm25_b, avgdl=r.bm25_avgdl)
+        return BM25Encoder.from_settings(self.settings.retrieval)
 
     @cached_property
     def index(self):
-        return open_index(self.settings, self.embedders)
+        return self._open(self.settings.qdrant)
 
     @cached_property
     def retriever(self) -> Retriever:
@@ -45,12 +46,13 @@ class Deps:
             self.embedders,
             self.sparse,
             self.settings.retrieval,
-            reranker=build_reranker(self.settings),
+            reranker=build_reranker(self.settings.cohere),
         )
 
     @cached_property
     def ingester(self) -> Ingester:
-        return Ingester(self.index, self.embedders, self.sparse, self.settings)
+        s = self.settings
+        return Ingester(self.index, self.embedders, self.sparse, s.ingest, s.admin_groups)
 
     @cached_property
     def directory(self) -> FileDirectory:
@@ -59,7 +61,7 @@ class Deps:
     @cached_property
     def telemetry(self) -> Telemetry:
         """Metrics for /metrics, and traces to FOOTNOTE_TELEMETRY__OTLP_ENDPOINT when it is set."""
-        return build_telemetry(self.settings)
+        return build_telemetry(self.settings.telemetry)
 
     @cached_property
     def fallback(self):
@@ -69,14 +71,21 @@ class Deps:
             return None
         from agent.fallback import CollectionFallback
 
-        other = self.settings.model_copy(
-            update={"qdrant": self.settings.qdrant.model_copy(update={"collection": fb.collection})}
-        )
-        index = open_index(other, self.embedders)
+        index = self._open(self.settings.qdrant.model_copy(update={"collection": fb.collection}))
         self._extra_indexes.append(index)
         return CollectionFallback(
             Retriever(index, self.embedders, self.sparse, self.settings.retrieval), label=fb.label
         )
+
+    @cached_property
+    def crm(self) -> SqliteCRM:
+        """The demo CRM in the data dir, first filled from ``crm.json`` next to the directory file."""
+        s = self.settings
+        return SqliteCRM(s.data_dir / "crm.sqlite", s.directory_file.parent / "crm.json")
+
+    def _open(self, qdrant: QdrantSettings):
+        s = self.settings
+        return open_index(qdrant, s.data_dir, self.embedders, s.embedding.sentence_vectors)
 
     def close(self) -> None:
         for index in self._extra_indexes:

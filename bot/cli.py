@@ -16,9 +16,9 @@ from rich.text import Text
 
 from bot import bad_settings
 from bot.directory import Person
+from bot.settings import HANDBOOK_DIRECTORY, Settings
 from bot.terminal import TerminalChat, console, plain, read_line, safe
 from ingest.errors import ConfigError, FootnoteError
-from ingest.settings import HANDBOOK_DIRECTORY, Settings
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEMO_USER = "alice"  # who ask, chat and search act as while the sample directory is in use
@@ -47,8 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("folder", type=Path)
     p.add_argument(
         "--acl",
-        default="",
-        help="default groups for files with no access rule of their own, e.g. hr,managers",
+        default=None,
+        help="default groups for files with no access rule of their own, e.g. hr,managers "
+        "(default: FOOTNOTE_INGEST__DEFAULT_ACL; none: admins only)",
     )
     p.add_argument(
         "--collection",
@@ -194,14 +195,16 @@ def cmd_ingest(args, settings: Settings) -> int:
             update={"qdrant": settings.qdrant.model_copy(update={"collection": args.collection})}
         )
     deps = build_deps(settings)
-    default_acl = [g.strip() for g in args.acl.split(",") if g.strip()]
+    default_acl = (
+        None if args.acl is None else [g.strip() for g in args.acl.split(",") if g.strip()]
+    )
     report = run_ingest(deps, args.folder, default_acl)
     deps.telemetry.ingest(report)
     deps.close()
     return 1 if report.failed else 0
 
 
-def run_ingest(deps, folder: Path, default_acl: list[str]):
+def run_ingest(deps, folder: Path, default_acl: list[str] | None):
     ingester = deps.ingester
     files = ingester.scan(folder.resolve())
     with Progress(

@@ -34,8 +34,8 @@ from pydantic import SecretStr
 
 from agent.turns import Citation
 from bot.directory import Directory
+from bot.settings import Settings
 from ingest.errors import ConfigError
-from ingest.settings import Settings
 
 if TYPE_CHECKING:
     from bot.signin import SignIn

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, SecretStr
 
-from ingest.settings import Settings
+from bot.settings import Settings
 
 MASK = "***"
 MIN_SECRET_CHARS = 6  # shorter values would mask ordinary words

@@ -20,11 +20,11 @@ from redis.exceptions import RedisError
 
 from bot.links import LinkSigner, docs_route, link_secret, links_posture
 from bot.logs import configure_logging, install_redaction, secret_values
+from bot.settings import Settings
 from bot.signin import CALLBACK_PATH, SignIn
 from bot.state import ConversationState, redis_pool_kwargs
 from bot.teams_auth import check_teams, teams_posture
 from ingest.errors import ConfigError
-from ingest.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +171,11 @@ async def serve(
         redis.Redis(connection_pool=pool), prefix=settings.redis.key_prefix + "pending:"
     )
     traces = RedisTraceStore(pending.client, key=settings.redis.key_prefix + "traces")
-    assistant = AgentThread(build_assistant(deps, pending=pending, traces=traces))
+    assistant = AgentThread(
+        build_assistant(
+            deps, pending=pending, traces=traces, pending_ttl_s=settings.redis.pending_ttl_s
+        )
+    )
     state = ConversationState.from_settings(settings.redis)
     app = build_app(settings, deps, assistant, state)
     add_ops_routes(app, deps, deps.telemetry.metrics, state.client)

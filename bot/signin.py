@@ -34,7 +34,7 @@ import jwt
 from aiohttp import web
 
 from bot.links import html_page
-from ingest.settings import OIDCSettings
+from bot.settings import OIDCSettings
 
 log = logging.getLogger(__name__)
 

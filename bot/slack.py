@@ -43,8 +43,8 @@ from bot import render
 from bot.directory import Directory, Person
 from bot.links import LinkSigner
 from bot.render import EMPTY_QUESTION, NOT_IN_DIRECTORY, SOMETHING_WENT_WRONG
+from bot.settings import SlackSettings
 from bot.state import RATE_LIMITED, ConversationState
-from ingest.settings import SlackSettings
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 
 from agent.turns import Message
-from ingest.settings import RedisSettings
+from bot.settings import RedisSettings
 
 log = logging.getLogger(__name__)
 

@@ -41,6 +41,7 @@ from bot import render
 from bot.directory import Directory, Person
 from bot.links import LinkSigner
 from bot.render import EMPTY_QUESTION, NOT_IN_DIRECTORY, SOMETHING_WENT_WRONG
+from bot.settings import TeamsSettings
 from bot.state import RATE_LIMITED, ConversationState
 from bot.teams_auth import (
     KeysUnavailable,
@@ -50,7 +51,6 @@ from bot.teams_auth import (
     is_loopback,
     teams_posture,
 )
-from ingest.settings import TeamsSettings
 
 __all__ = ["FootnoteTeamsBot", "TeamsAdapter", "activity_problem", "check_teams", "teams_posture"]
 

@@ -34,8 +34,8 @@ from botframework.connector.auth import (
 )
 from pydantic import SecretStr
 
+from bot.settings import BOT_FRAMEWORK_OPENID_METADATA_URL, ENTRA_LOGIN_URL, TeamsSettings
 from ingest.errors import ConfigError
-from ingest.settings import BOT_FRAMEWORK_OPENID_METADATA_URL, ENTRA_LOGIN_URL, TeamsSettings
 
 log = logging.getLogger(__name__)
 

@@ -73,7 +73,7 @@ class TerminalChat:
         from agent.assistant import build_assistant  # LlamaIndex: ~1.5 s, only once a turn is near
 
         self.person, self.deps = person, deps
-        self.assistant = build_assistant(deps)
+        self.assistant = build_assistant(deps, pending_ttl_s=deps.settings.redis.pending_ttl_s)
         self.history: list[Message] = []
         self.show_trace, self.as_json, self.auto_yes = show_trace, as_json, auto_yes
         # chat reads its answers from the conversation; a one-off ask only from a terminal

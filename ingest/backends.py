@@ -3,54 +3,70 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import SecretStr
 
 from ingest.embed import CohereEmbedder, Embedder, UseEmbedder
 from ingest.errors import ConfigError
 from ingest.index import vector_dims
-from ingest.settings import Settings
+from ingest.settings import EmbeddingSettings, QdrantSettings
 
 
-def build_embedders(settings: Settings) -> list[Embedder]:
+class CohereAccess(Protocol):
+    """The Cohere key and URL; the agent's ``CohereSettings`` section holds them (it reranks too)."""
+
+    api_key: SecretStr
+    base_url: str
+
+
+def build_embedders(
+    embedding: EmbeddingSettings, cohere: CohereAccess | None = None
+) -> list[Embedder]:
+    """The embedders ``FOOTNOTE_EMBEDDING__MODELS`` names; "cohere" needs ``FOOTNOTE_COHERE__*``."""
     embedders: list[Embedder] = []
-    for name in settings.embedding.models:
+    for name in embedding.models:
         if name == "minilm":
             from ingest.minilm import MiniLMEmbedder
 
             embedders.append(
-                MiniLMEmbedder(
-                    threads=settings.embedding.threads, batch_size=settings.embedding.batch_size
-                )
+                MiniLMEmbedder(threads=embedding.threads, batch_size=embedding.batch_size)
             )
         elif name == "use":
-            embedders.append(UseEmbedder(threads=settings.embedding.threads))
+            embedders.append(UseEmbedder(threads=embedding.threads))
         elif name == "cohere":
-            if settings.cohere is None:
+            if cohere is None:
                 raise ConfigError("embedding model 'cohere' needs FOOTNOTE_COHERE__API_KEY")
             embedders.append(
                 CohereEmbedder(
-                    settings.cohere.api_key.get_secret_value(),
-                    settings.embedding.cohere_model,
-                    settings.cohere.base_url,
+                    cohere.api_key.get_secret_value(), embedding.cohere_model, cohere.base_url
                 )
             )
     return embedders
 
 
-def open_index(settings: Settings, embedders: Sequence[Embedder]):
-    dims = vector_dims(embedders, settings.embedding.sentence_vectors)
-    q = settings.qdrant
-    if q.url:
+def open_index(
+    qdrant: QdrantSettings,
+    data_dir: Path,
+    embedders: Sequence[Embedder],
+    sentence_vectors: Sequence[str] = (),
+):
+    """A Qdrant server collection when ``qdrant.url`` is set, else a Qdrant Edge folder under
+    ``data_dir``; with a named vector per embedder plus the ``sentence_vectors`` multivectors."""
+    dims = vector_dims(embedders, sentence_vectors)
+    if qdrant.url:
         from ingest.server_index import ServerIndex
 
-        key = q.api_key.get_secret_value() if q.api_key else None
+        key = qdrant.api_key.get_secret_value() if qdrant.api_key else None
         return ServerIndex.connect(
-            q.url,
+            qdrant.url,
             key,
-            q.collection,
+            qdrant.collection,
             dims,
-            shard_number=q.shard_number,
-            replication_factor=q.replication_factor,
+            shard_number=qdrant.shard_number,
+            replication_factor=qdrant.replication_factor,
         )
     from ingest.edge_index import EdgeIndex
 
-    return EdgeIndex(settings.index_dir, dims)
+    return EdgeIndex(qdrant.edge_dir(data_dir), dims)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,6 +51,9 @@ from ingest.index import (
 )
 
 _STATE_FIELDS = ["doc_id", "content_hash", "doc_chunks"]
+# The index's own record (how it was built) sits next to the shard: Qdrant Edge has no collection
+# metadata, and the folder is the index.
+METADATA_FILE = "footnote-index.json"
 
 
 class EdgeIndex:
@@ -209,6 +214,16 @@ class EdgeIndex:
         return self.shard.count(
             CountRequest(exact=True, filter=Filter(must_not=[_cond("acl", TOMBSTONE_ACL)]))
         )
+
+    def metadata(self) -> dict:
+        path = self.path / METADATA_FILE
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def set_metadata(self, values: dict) -> None:
+        path = self.path / METADATA_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.metadata() | values, sort_keys=True))
+        os.replace(tmp, path)  # whole or not at all
 
     def close(self) -> None:
         self.shard.close()

@@ -2,7 +2,7 @@
 
 Two implementations pass the same contract tests (tests/ingest/test_index_contract.py):
 ``EdgeIndex`` (Qdrant Edge in a folder, the default) and ``ServerIndex`` (a Qdrant server or
-cluster through qdrant-client). ``open_index(settings)`` picks one.
+cluster through qdrant-client). ``ingest.backends.open_index`` picks one.
 """
 
 from __future__ import annotations
@@ -109,6 +109,14 @@ class Index(Protocol):
         ...
 
     def count(self) -> int: ...
+
+    def metadata(self) -> dict:
+        """What the index records about how it was built (BM25's parameters: ``ingest.sparse``)."""
+        ...
+
+    def set_metadata(self, values: dict) -> None:
+        """Merge ``values`` into that record."""
+        ...
 
     def close(self) -> None: ...
 

@@ -24,8 +24,8 @@ from ingest.index import SENTENCES, Index, PointData
 from ingest.languages import detect_lang
 from ingest.parse import SUFFIXES, parse_file
 from ingest.sentences import sentences
-from ingest.settings import Settings
-from ingest.sparse import BM25Encoder
+from ingest.settings import IngestSettings
+from ingest.sparse import BM25Encoder, record_in
 
 # Changes whenever files are read or cut differently (parsing, sentences, chunk payload), so an
 # upgrade re-reads every file on the next ingest instead of keeping chunks made the old way.
@@ -62,17 +62,23 @@ class Ingester:
     index: Index
     embedders: Sequence[Embedder]
     sparse: BM25Encoder
-    settings: Settings
+    settings: IngestSettings
+    admin_groups: Sequence[str]  # read every document, including those with no access rule
     batch_chunks: int = 64
 
     def ingest(
         self,
         root: Path,
-        default_acl: Sequence[str] = (),
+        default_acl: Sequence[str] | None = None,
         on_file: Callable[[str, str], None] = lambda path, status: None,
         files: Sequence[Path] | None = None,
     ) -> IngestReport:
+        """Index a folder. ``default_acl`` is for files with no access rule of their own
+        (``footnote ingest --acl``); None takes ``FOOTNOTE_INGEST__DEFAULT_ACL``."""
         started = time.perf_counter()
+        record_in(self.index, self.sparse)
+        if default_acl is None:
+            default_acl = self.settings.default_acl
         root = root.resolve()
         report = IngestReport()
         prefix = root.name + "/"
@@ -96,8 +102,8 @@ class Ingester:
                 continue
             chunks = chunk_document(
                 doc,
-                max_tokens=self.settings.ingest.chunk_tokens,
-                overlap=self.settings.ingest.chunk_overlap,
+                max_tokens=self.settings.chunk_tokens,
+                overlap=self.settings.chunk_overlap,
             )
             if not chunks:
                 report.failed.append((doc_id, "no text to index"))
@@ -124,6 +130,7 @@ class Ingester:
     ) -> IngestReport:
         """Index documents that come from elsewhere than a folder (exports, benchmarks), same path as files."""
         started = time.perf_counter()
+        record_in(self.index, self.sparse)
         report = IngestReport()
         known = self.index.documents()
         pending: list[tuple[Document, list[Chunk], str]] = []
@@ -134,8 +141,8 @@ class Ingester:
                 continue
             chunks = chunk_document(
                 doc,
-                max_tokens=self.settings.ingest.chunk_tokens,
-                overlap=self.settings.ingest.chunk_overlap,
+                max_tokens=self.settings.chunk_tokens,
+                overlap=self.settings.chunk_overlap,
             )
             if chunks:
                 pending.append((doc, chunks, "updated" if old else "added"))
@@ -160,11 +167,11 @@ class Ingester:
         )
 
     def load(self, path: Path, root: Path, doc_id: str, default_acl: list[str]) -> Document:
-        max_bytes = int(self.settings.ingest.max_file_mb * 1024 * 1024)
+        max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
         parsed = parse_file(path, max_bytes=max_bytes)
         side = sidecar_meta(path)
         meta = {**side, **parsed.meta}
-        acl = resolve_acl(path, root, parsed.meta, side, default_acl, self.settings.admin_groups)
+        acl = resolve_acl(path, root, parsed.meta, side, default_acl, list(self.admin_groups))
         text = "\n".join(s.text for s in parsed.sections)
         if not text.strip():
             raise BadDocument("no text to index")
@@ -195,7 +202,7 @@ class Ingester:
         }
         per_chunk = [sentences(c.body) or [c.text] for c in chunks]
         for e in self.embedders:
-            if e.name in self.settings.embedding.sentence_vectors:
+            if e.name + SENTENCES in self.index.dims:  # the index holds this model's sentences
                 flat = iter(e.embed([s for group in per_chunk for s in group]).tolist())
                 dense[e.name + SENTENCES] = [[next(flat) for _ in group] for group in per_chunk]
         points = []

@@ -189,6 +189,13 @@ class ServerIndex:
         )
         return self.client.count(self.collection, count_filter=f, exact=True).count
 
+    def metadata(self) -> dict:
+        """The collection's own metadata (Qdrant 1.16+), shared by every replica that opens it."""
+        return dict(self.client.get_collection(self.collection).config.metadata or {})
+
+    def set_metadata(self, values: dict) -> None:
+        self.client.update_collection(self.collection, metadata=self.metadata() | values)
+
     def close(self) -> None:
         self.client.close()
 

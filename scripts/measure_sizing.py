@@ -30,7 +30,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from bot.app import build_deps  # noqa: E402
-from ingest.settings import EmbeddingSettings, Settings  # noqa: E402
+from bot.settings import Settings  # noqa: E402
+from ingest.settings import EmbeddingSettings  # noqa: E402
 
 HANDBOOK = ROOT / "examples" / "handbook"
 

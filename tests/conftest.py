@@ -91,16 +91,16 @@ class CachedEmbedder:
 @pytest.fixture(scope="session")
 def embedders():
     from ingest.backends import build_embedders
-    from ingest.settings import Settings
+    from ingest.settings import EmbeddingSettings
 
-    return [CachedEmbedder(e) for e in build_embedders(Settings())]
+    return [CachedEmbedder(e) for e in build_embedders(EmbeddingSettings())]
 
 
 @pytest.fixture(scope="session")
 def handbook_deps(tmp_path_factory, embedders):
     """Deps over the handbook in a Qdrant Edge folder, ingested once for the whole session."""
     from bot.app import build_deps
-    from ingest.settings import Settings
+    from bot.settings import Settings
 
     deps = build_deps(Settings(data_dir=tmp_path_factory.mktemp("footnote")))
     deps.__dict__["embedders"] = embedders

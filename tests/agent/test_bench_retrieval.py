@@ -15,9 +15,9 @@ import pytest
 
 from agent.bench import bm25_run, default_eval_dir, evaluate, ingested, load, subset
 from agent.retrieval import Retriever
+from bot.settings import Settings
 from ingest.backends import build_embedders, open_index
 from ingest.pipeline import Ingester
-from ingest.settings import Settings
 from ingest.sparse import BM25Encoder
 
 EVAL = default_eval_dir()
@@ -89,10 +89,10 @@ UKRAINIAN = [  # question (in other word forms than the guide uses), a string th
 
 def test_ukrainian_questions_find_the_ukrainian_passage(settings):
     s = settings.model_copy(update={"data_dir": settings.data_dir / "uk"})
-    embedders = build_embedders(s)
-    index = open_index(s, embedders)
+    embedders = build_embedders(s.embedding)
+    index = open_index(s.qdrant, s.data_dir, embedders, s.embedding.sentence_vectors)
     sparse = BM25Encoder.from_settings(s.retrieval)
-    Ingester(index, embedders, sparse, s).ingest(KYIV)
+    Ingester(index, embedders, sparse, s.ingest, s.admin_groups).ingest(KYIV)
     retriever = Retriever(index, embedders, sparse, s.retrieval)
     try:
         found = [

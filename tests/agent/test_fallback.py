@@ -8,10 +8,10 @@ from agent.assistant import build_assistant
 from agent.fallback import CollectionFallback
 from agent.retrieval import Retriever
 from agent.turns import Turn
+from bot.settings import Settings
 from ingest.edge_index import EdgeIndex
 from ingest.index import vector_dims
 from ingest.pipeline import Ingester
-from ingest.settings import Settings
 from ingest.sparse import BM25Encoder
 
 
@@ -28,7 +28,7 @@ def test_fallback_answers_what_the_handbook_cannot_and_is_marked_external(
     index = EdgeIndex(
         settings.index_dir, vector_dims(embedders, settings.embedding.sentence_vectors)
     )
-    Ingester(index, embedders, BM25Encoder(), settings).ingest(public)
+    Ingester(index, embedders, BM25Encoder(), settings.ingest, settings.admin_groups).ingest(public)
     fallback = CollectionFallback(Retriever(index, embedders, BM25Encoder(), settings.retrieval))
     assistant = build_assistant(handbook_deps, fallback=fallback)
 

@@ -26,12 +26,12 @@ from agent.llm_reasoner import LLMReasoner
 from agent.llms import PROBE, build_llms, provider_errors
 from agent.offline import OfflineReasoner
 from agent.reasoning import Route
+from agent.settings import LLMSettings, TelemetrySettings
 from agent.telemetry import build_telemetry
 from agent.turns import Answer, Turn
 from bot import terminal
 from bot.directory import FileDirectory
 from ingest.errors import ConfigError
-from ingest.settings import LLMSettings, Settings
 from tests.agent.openai_fake import FakeOpenAI, Reply, ScriptedLLM
 from tests.conftest import ROOT
 
@@ -248,7 +248,7 @@ def test_concurrent_turns_see_only_their_own_fallbacks(handbook_deps, fake_opena
 def test_a_fallback_shows_in_the_span_the_metric_and_the_terminal_trace(handbook_deps, fake_openai):
     serve(fake_openai, HandbookModel({"AnswerReply": Reply(status=500, error="boom")}))
     exporter = InMemorySpanExporter()
-    telemetry = build_telemetry(Settings(), exporter=exporter)
+    telemetry = build_telemetry(TelemetrySettings(), exporter=exporter)
     assistant = build_assistant(
         handbook_deps,
         reasoner=with_fallback(handbook_deps, llm_settings(fake_openai)),

@@ -12,9 +12,10 @@ import pytest
 
 from agent.rerank import CohereReranker, build_reranker
 from agent.retrieval import Passage, Retriever
+from agent.settings import CohereSettings, RetrievalSettings
+from bot.settings import Settings
 from ingest.edge_index import EdgeIndex
 from ingest.index import PointData
-from ingest.settings import CohereSettings, RetrievalSettings, Settings
 from ingest.sparse import BM25Encoder
 
 
@@ -112,10 +113,8 @@ def test_cohere_reranker_skips_the_call_without_passages(cohere):
 
 
 def test_build_reranker_only_with_a_cohere_key(cohere, tmp_path):
-    assert build_reranker(Settings(data_dir=tmp_path)) is None
-    reranker = build_reranker(
-        Settings(data_dir=tmp_path, cohere=CohereSettings(api_key="k", base_url=cohere.base_url))
-    )
+    assert build_reranker(Settings(data_dir=tmp_path).cohere) is None
+    reranker = build_reranker(CohereSettings(api_key="k", base_url=cohere.base_url))
     assert [
         p.doc_id
         for p in reranker.rerank("leave", [passage(0, "menu"), passage(1, "leave")], top_n=1)

@@ -6,10 +6,10 @@ import pytest
 
 from agent.retrieval import Retriever
 from bot.directory import FileDirectory
+from bot.settings import Settings
 from ingest.index import allowed, vector_dims
 from ingest.pipeline import Ingester
 from ingest.server_index import ServerIndex
-from ingest.settings import Settings
 from ingest.sparse import BM25Encoder
 from tests.conftest import HANDBOOK, ROOT, all_chunks
 
@@ -25,7 +25,9 @@ def retriever(request, handbook_deps, embedders):
     index = ServerIndex.connect(
         ":memory:", None, "handbook", vector_dims(embedders, settings.embedding.sentence_vectors)
     )
-    Ingester(index, embedders, BM25Encoder(), settings).ingest(HANDBOOK)
+    Ingester(index, embedders, BM25Encoder(), settings.ingest, settings.admin_groups).ingest(
+        HANDBOOK
+    )
     yield Retriever(index, embedders, BM25Encoder(), settings.retrieval)
     index.close()
 

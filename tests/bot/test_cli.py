@@ -24,9 +24,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from bot import bad_settings
 from bot.cli import main as footnote_main
+from bot.settings import Settings
 from ingest.backends import vector_dims
 from ingest.edge_index import EdgeIndex
-from ingest.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 HR = ROOT / "examples" / "handbook" / "hr"

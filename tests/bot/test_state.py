@@ -8,8 +8,8 @@ import uuid
 import pytest
 
 from agent.turns import Message
+from bot.settings import RedisSettings
 from bot.state import FORGETFUL_NOTICE, ConversationState
-from ingest.settings import RedisSettings
 
 URL = "redis://127.0.0.1:6379/0"
 

@@ -23,8 +23,8 @@ from pydantic import BaseModel, TypeAdapter
 
 from bot.links import link_secret
 from bot.ops import OPS_ROUTES
+from bot.settings import ServerSettings, Settings
 from ingest.errors import ConfigError
-from ingest.settings import ServerSettings, Settings
 from tests.conftest import ROOT
 
 DEPLOY = ROOT / "deploy"

@@ -17,12 +17,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client.parser import text_string_to_metric_families
 
 from agent.assistant import build_assistant
+from agent.settings import TelemetrySettings
 from agent.telemetry import build_telemetry
 from agent.turns import Turn
 from bot.app import build_deps
 from bot.directory import FileDirectory
 from bot.links import link_secret
-from ingest.settings import Settings, TelemetrySettings
+from bot.settings import Settings
 from tests.conftest import HANDBOOK, ROOT
 from tests.deploy.conftest import free_port, ops_server
 
@@ -51,7 +52,7 @@ def samples(text: str) -> dict[tuple[str, tuple], float]:
 def turns(handbook_deps):
     """Three real turns through the assistant, with telemetry exporting to memory."""
     exporter = InMemorySpanExporter()
-    telemetry = build_telemetry(Settings(), exporter=exporter)
+    telemetry = build_telemetry(TelemetrySettings(), exporter=exporter)
     assistant = build_assistant(handbook_deps, telemetry=telemetry)
     answers = {}
     for want, (user, text) in QUESTIONS.items():
@@ -138,7 +139,7 @@ def test_no_question_document_text_or_query_in_any_span_attribute(turns, handboo
 
 
 def test_ingest_counts_by_outcome_from_real_runs(tmp_path, embedders):
-    telemetry = build_telemetry(Settings(), exporter=(exporter := InMemorySpanExporter()))
+    telemetry = build_telemetry(TelemetrySettings(), exporter=(exporter := InMemorySpanExporter()))
     deps = build_deps(Settings(data_dir=tmp_path / "data"))
     deps.__dict__["embedders"] = embedders
     docs = tmp_path / "docs"
@@ -234,6 +235,6 @@ def test_default_telemetry_records_nothing_and_costs_no_exporter(handbook_deps):
     from agent.assistant import Assistant
 
     assert Assistant.__dataclass_fields__["telemetry"].default_factory().metrics is None
-    t = build_telemetry(Settings())
+    t = build_telemetry(TelemetrySettings())
     # Metrics always; traces only when an endpoint is configured.
     assert t.provider is None and t.metrics is not None

@@ -21,8 +21,7 @@ import redis
 from agent.actions import RedisPendingActions
 from agent.assistant import build_assistant
 from bot.server import AgentThread, build_app
-from bot.state import ConversationState
-from ingest.settings import (
+from bot.settings import (
     ChannelSettings,
     RedisSettings,
     ServerSettings,
@@ -30,6 +29,7 @@ from ingest.settings import (
     SlackSettings,
     TeamsSettings,
 )
+from bot.state import ConversationState
 from tests.e2e.idp import LoopbackIdP
 from tests.e2e.loopback import BOT_USER_ID, FakeConnector, FakeSlackAPI, SlackSender, start_app
 

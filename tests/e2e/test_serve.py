@@ -9,8 +9,8 @@ import aiohttp
 import pytest
 
 from bot.server import serve
+from bot.settings import RedisSettings, ServerSettings, Settings, SlackSettings, TeamsSettings
 from ingest.errors import ConfigError
-from ingest.settings import RedisSettings, ServerSettings, Settings, SlackSettings, TeamsSettings
 from tests.e2e.conftest import (
     REDIS_URL,
     SIGNING_SECRET,

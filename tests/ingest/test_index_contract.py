@@ -198,3 +198,15 @@ def test_texts_skips_tombstones(index):
     index.upsert_document("a", points("a", ["one", "two"], ["*"]), [])
     index.upsert_document("a", points("a", ["three"], ["*"], content_hash="h2"), stale_ids=[1])
     assert sorted(index.texts(limit=10)) == ["three"]
+
+
+def test_the_index_keeps_its_own_record_of_how_it_was_built(index, tmp_path):
+    assert index.metadata() == {}
+    index.set_metadata({"bm25": enc.params()})
+    index.set_metadata({"other": 1})  # merged, not replaced
+    assert index.metadata() == {"bm25": {"k1": 0.9, "b": 0.4, "avgdl": 120.0}, "other": 1}
+    if isinstance(index, EdgeIndex):  # survives a reopen of the folder
+        index.close()
+        reopened = EdgeIndex(tmp_path / "edge", DIMS)
+        assert reopened.metadata()["bm25"] == enc.params()
+        reopened.close()

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main as cli_main
+from bot.settings import Settings
 from ingest.edge_index import EdgeIndex
 from ingest.index import vector_dims
 from ingest.pipeline import Ingester
-from ingest.settings import IngestSettings, Settings
+from ingest.settings import IngestSettings
 from ingest.sparse import BM25Encoder
 
 
@@ -25,7 +26,7 @@ def make_ingester(tmp_path: Path, embedders, **ingest) -> Ingester:
     index = EdgeIndex(
         settings.index_dir, vector_dims(embedders, settings.embedding.sentence_vectors)
     )
-    return Ingester(index, embedders, BM25Encoder(), settings)
+    return Ingester(index, embedders, BM25Encoder(), settings.ingest, settings.admin_groups)
 
 
 def md(title: str, body: str, acl: str = "['*']") -> str:
@@ -112,7 +113,7 @@ KILL_SCRIPT = textwrap.dedent(
     import sys
     from pathlib import Path
     from bot.app import build_deps
-    from ingest.settings import Settings
+    from bot.settings import Settings
 
     deps = build_deps(Settings(data_dir=Path(sys.argv[2])))
     deps.ingester.batch_chunks = 1  # write each document as soon as it is embedded
@@ -178,3 +179,61 @@ def test_a_kill_mid_batch_leaves_each_document_fully_old_or_fully_new(tmp_path):
         states.append(version)
     index.close()
     assert "v1" in states and "v2" in states  # the kill really fell mid-batch
+
+
+def test_default_acl_setting_opens_files_without_a_rule_to_those_groups(
+    tmp_path, embedders, monkeypatch
+):
+    """``FOOTNOTE_INGEST__DEFAULT_ACL`` means what ``footnote ingest --acl`` means; --acl wins."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.txt").write_text("A note about the office plants.")
+    (docs / "ruled.md").write_text(md("Ruled", "Only engineering reads this.", "[engineering]"))
+    monkeypatch.setenv("FOOTNOTE_INGEST__DEFAULT_ACL", '["hr"]')
+    settings = Settings(data_dir=tmp_path / "data")
+    assert settings.ingest.default_acl == ["hr"]
+    index = EdgeIndex(
+        settings.index_dir, vector_dims(embedders, settings.embedding.sentence_vectors)
+    )
+    ing = Ingester(index, embedders, BM25Encoder(), settings.ingest, settings.admin_groups)
+    ing.ingest(docs)
+    assert ing.index.chunks("docs/note.txt", ["hr"])
+    assert not ing.index.chunks("docs/note.txt", ["engineering"])
+    assert not ing.index.chunks("docs/ruled.md", ["hr"])  # a file's own rule still decides
+    assert ing.ingest(docs, default_acl=["finance"]).updated == ["docs/note.txt"]
+    assert ing.index.chunks("docs/note.txt", ["finance"])
+    assert not ing.index.chunks("docs/note.txt", ["hr"])
+
+
+def test_bm25_parameters_are_recorded_in_the_index_and_a_change_asks_for_a_reingest(
+    tmp_path, embedders
+):
+    from agent.retrieval import Retriever
+    from agent.settings import RetrievalSettings
+    from ingest.errors import ConfigError
+    from ingest.sparse import INDEX_KEY
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text(md("Alpha", "Budgets and travel."))
+    ing = make_ingester(tmp_path, embedders)
+    ing.ingest(docs)
+    assert ing.index.metadata()[INDEX_KEY] == {"k1": 0.9, "b": 0.4, "avgdl": 120.0}
+    Retriever(ing.index, embedders, BM25Encoder(), RetrievalSettings())  # same values: fine
+
+    changed = RetrievalSettings(bm25_k1=1.2)
+    other = Ingester(ing.index, embedders, BM25Encoder.from_settings(changed), ing.settings, [])
+    (docs / "b.md").write_text(md("Beta", "Plants."))
+    with pytest.raises(ConfigError) as at_ingest:
+        other.ingest(docs)
+    assert "FOOTNOTE_RETRIEVAL__BM25_K1=0.9" in str(at_ingest.value)
+    assert "re-ingest" in str(at_ingest.value)
+    assert "docs/b.md" not in ing.index.documents()  # nothing was written with the new k1
+    with pytest.raises(ConfigError, match="BM25_K1=0.9.*re-ingest"):
+        Retriever(ing.index, embedders, BM25Encoder.from_settings(changed), changed)
+
+    assert ing.ingest(docs).added == ["docs/b.md"]  # the recorded values still ingest
+    for doc_id in list(ing.index.documents()):
+        ing.index.delete_document(doc_id)
+    other.ingest(docs)  # an emptied index takes the new values
+    assert ing.index.metadata()[INDEX_KEY]["k1"] == 1.2

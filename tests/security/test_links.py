@@ -33,9 +33,9 @@ from aiohttp import web
 from agent.assistant import build_assistant
 from bot.links import LinkSigner
 from bot.server import build_app, serve
+from bot.settings import RedisSettings, ServerSettings, Settings
 from bot.state import ConversationState
 from ingest.errors import ConfigError
-from ingest.settings import RedisSettings, ServerSettings, Settings
 from tests.e2e.conftest import REDIS_URL, free_port
 from tests.security.oidc_provider import CLIENT_ID, CLIENT_SECRET, OIDCProvider, new_rsa_key
 

@@ -11,7 +11,7 @@ import pytest
 
 from bot.logs import MASK, install_redaction, secret_values
 from bot.server import security_posture, serve
-from ingest.settings import RedisSettings, ServerSettings, Settings, SlackSettings
+from bot.settings import RedisSettings, ServerSettings, Settings, SlackSettings
 from tests.e2e.conftest import REDIS_URL, free_port
 from tests.e2e.loopback import FakeSlackAPI, SlackSender, dm_event
 

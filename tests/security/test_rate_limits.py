@@ -10,8 +10,8 @@ import uuid
 
 import pytest
 
+from bot.settings import RedisSettings
 from bot.state import ConversationState
-from ingest.settings import RedisSettings
 from tests.e2e.conftest import REDIS_URL, redis_server, running_bot
 from tests.e2e.loopback import dm_event
 

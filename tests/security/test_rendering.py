@@ -23,7 +23,7 @@ from agent.assistant import build_assistant
 from agent.turns import Turn
 from bot import terminal
 from bot.app import build_deps
-from ingest.settings import Settings
+from bot.settings import Settings
 from tests.e2e.conftest import running_bot
 from tests.e2e.loopback import FakeConnector, dm_event, teams_activity
 

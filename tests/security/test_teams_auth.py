@@ -30,8 +30,8 @@ from cryptography.hazmat.primitives import serialization
 from pydantic import SecretStr
 
 from bot.server import serve
+from bot.settings import RedisSettings, ServerSettings, Settings, TeamsSettings
 from ingest.errors import ConfigError
-from ingest.settings import RedisSettings, ServerSettings, Settings, TeamsSettings
 from tests.e2e.conftest import (
     LINK_SECRET,
     REDIS_URL,

@@ -1,0 +1,154 @@
+"""The root settings object, and the sections only the bot reads (chat, server, Redis, channels).
+
+Built once in ``main()`` and passed down; tests build it directly. Environment variables use the
+``FOOTNOTE_`` prefix and ``__`` for nesting, e.g. ``FOOTNOTE_QDRANT__URL=http://qdrant:6333`` or
+``FOOTNOTE_SLACK__BOT_TOKEN=xoxb-…``. Every optional section is ``None`` until one of its variables
+is set, so a deployment turns on only what it has. Each layer owns its sections
+(``ingest/settings.py``, ``agent/settings.py``); this root assembles them and hands each layer's
+code only the section it reads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agent.settings import (
+    CohereSettings,
+    CRMSettings,
+    FallbackSettings,
+    LimitsSettings,
+    LLMSettings,
+    RetrievalSettings,
+    TelemetrySettings,
+)
+from ingest.settings import EmbeddingSettings, IngestSettings, QdrantSettings
+
+HANDBOOK_DIRECTORY = Path(__file__).resolve().parent.parent / "examples" / "directory.yaml"
+
+
+class ChannelSettings(BaseModel):
+    """Answers in channels. A member the directory does not know (a guest, a Slack Connect user of
+    another organisation) reads only public documents, so the channel's answers shrink to those;
+    ``unknown_members="refuse"`` answers nothing at all in such a channel."""
+
+    unknown_members: Literal["public", "refuse"] = "public"
+
+
+class RedisSettings(BaseModel):
+    url: str = "redis://127.0.0.1:6379/0"
+    key_prefix: str = (
+        "footnote:"  # every key the bot writes starts with this (share a Redis safely)
+    )
+    history_turns: int = 10
+    history_ttl_s: int = 7 * 24 * 3600
+    pending_ttl_s: int = 15 * 60
+    rate_per_minute: int = 20  # questions per user in any rolling 60 s (0: no limit)
+    pool_size: int = Field(32, ge=1)  # connections per client; a burst waits for one
+
+
+class SlackSettings(BaseModel):
+    bot_token: SecretStr
+    signing_secret: SecretStr
+    app_token: SecretStr | None = None
+    api_url: str | None = None  # tests point the Web API at a local server
+    # Answer a reply in a channel thread where Footnote has answered as a follow-up, without a
+    # new @mention. Off by default: it needs the message.channels / message.groups events, and
+    # with them Slack sends Footnote every message of every channel it is in (docs/connect.md).
+    thread_followups: bool = False
+
+
+BOT_FRAMEWORK_OPENID_METADATA_URL = (
+    "https://login.botframework.com/v1/.well-known/openidconfiguration"
+)
+ENTRA_LOGIN_URL = "https://login.microsoftonline.com"
+
+
+class TeamsSettings(BaseModel):
+    """The Azure Bot that Teams talks to. Any ``FOOTNOTE_TEAMS__*`` variable turns Teams on, and then
+    ``footnote serve`` demands ``app_id`` and ``app_password`` (``bot/teams_auth.py``): every
+    activity must carry a Bot Framework token signed for this app id."""
+
+    app_id: str = ""
+    app_password: SecretStr = SecretStr("")
+    tenant_id: str | None = None  # single-tenant bots only
+    # No token checks at all, for the Bot Framework Emulator; refused unless the server listens
+    # on a loopback address.
+    allow_unauthenticated: bool = False
+    # Where the keys that sign inbound tokens are published (Bot Framework's OpenID document).
+    openid_metadata_url: str = BOT_FRAMEWORK_OPENID_METADATA_URL
+    # Where the bot asks for its own token before it replies: the Entra ID authority is
+    # ``{login_url}/{tenant_id or "botframework.com"}``.
+    login_url: str = ENTRA_LOGIN_URL
+
+
+class OIDCSettings(BaseModel):
+    """Sign-in for ``/docs`` links with the company's OpenID Connect provider (Sign in with Slack,
+    Microsoft Entra ID, ...). When set, a link opens only for the person who signs in, and only
+    if THEY may read the document: a forwarded link shows nothing to the wrong reader."""
+
+    issuer: str  # e.g. https://slack.com or https://login.microsoftonline.com/<tenant-id>/v2.0
+    client_id: str
+    client_secret: SecretStr
+    scopes: list[str] = ["openid", "email", "profile"]
+    # The ID-token claim that holds the e-mail the directory knows (Entra: often preferred_username).
+    email_claim: str = "email"
+    session_ttl_s: int = Field(default=3600, gt=0)  # how long one sign-in lasts in the browser
+
+    @field_validator("issuer")
+    @classmethod
+    def _https_issuer(cls, value: str) -> str:
+        url = urlsplit(value)
+        loopback = url.hostname in ("localhost", "127.0.0.1", "::1")
+        if url.scheme != "https" and not (url.scheme == "http" and loopback):
+            raise ValueError(
+                "FOOTNOTE_SERVER__OIDC__ISSUER must be an https:// URL (plain http only on loopback)"
+            )
+        return value.rstrip("/")
+
+
+class ServerSettings(BaseModel):
+    # Loopback unless told otherwise: the container image, compose file and Helm chart set
+    # FOOTNOTE_SERVER__HOST=0.0.0.0 themselves.
+    host: str = "127.0.0.1"
+    port: int = 3000
+    public_url: str = "http://localhost:3000"
+    # No default: `footnote serve` refuses to start without a strong one (bot/links.py:link_secret);
+    # local runs generate one in data_dir.
+    link_secret: SecretStr | None = None
+    link_ttl_s: int = Field(default=900, gt=0)
+    oidc: OIDCSettings | None = None
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="FOOTNOTE_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    data_dir: Path = Path(".footnote")
+    directory_file: Path = HANDBOOK_DIRECTORY
+    admin_groups: list[str] = ["admins"]
+    qdrant: QdrantSettings = QdrantSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    ingest: IngestSettings = IngestSettings()
+    redis: RedisSettings = RedisSettings()
+    server: ServerSettings = ServerSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()
+    crm: CRMSettings = CRMSettings()
+    limits: LimitsSettings = LimitsSettings()
+    channels: ChannelSettings = ChannelSettings()
+    cohere: CohereSettings | None = None
+    fallback: FallbackSettings | None = None
+    llm: LLMSettings | None = None
+    slack: SlackSettings | None = None
+    teams: TeamsSettings | None = None
+
+    @property
+    def index_dir(self) -> Path:
+        """The Qdrant Edge folder of the configured collection."""
+        return self.qdrant.edge_dir(self.data_dir)

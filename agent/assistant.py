@@ -13,25 +13,18 @@ from agent.actions import MemoryPendingActions, PendingActions, StateUnavailable
 from agent.desk import CRM, SqliteTicketDesk, TicketDesk
 from agent.fallback import Fallback
 from agent.loop import AnswerLoop, Progress, Run
+from agent.messages import say
 from agent.reasoning import Reasoner
 from agent.telemetry import Telemetry
 from agent.terms import TermStats
 from agent.tools import Toolbox, TurnTools
 from agent.traces import SqliteTraceStore, TraceStore
 from agent.turns import Answer, Turn
+from ingest.languages import detect_lang
 
 log = logging.getLogger(__name__)
 
 STATS_SAMPLE = 50_000  # chunks read to estimate term rarity
-EMPTY_QUESTION = (
-    "Hi! Ask me anything about the company docs — for example “How many vacation days carry over?”"
-)
-TOO_LONG = "That message is too long for me ({n:,} characters; I read up to {limit:,}). Please shorten it to the question itself."
-SOMETHING_WENT_WRONG = (
-    "Sorry — something went wrong on my side while answering. Please try again in a moment. "
-    "(reference {ref})"
-)
-DM_HINT = "Some documents only you can read may answer this better — ask me in a direct message."
 
 
 def error_reference() -> str:
@@ -56,10 +49,11 @@ class Assistant:
 
     async def answer(self, turn: Turn, progress: Progress | None = None) -> Answer:
         if not turn.text.strip():
-            return Answer(EMPTY_QUESTION, "rejected")
+            return Answer(say("en", "empty_question"), "rejected")
+        lang = detect_lang(turn.text)
         if len(turn.text) > self.max_question_chars:
-            text = TOO_LONG.format(n=len(turn.text), limit=self.max_question_chars)
-            return Answer(text, "rejected")
+            text = say(lang, "too_long", n=len(turn.text), limit=self.max_question_chars)
+            return Answer(text, "rejected", lang=lang)
         with self.telemetry.turn(turn) as span:
             run = Run(turn=turn, tools=TurnTools(self.box, turn), progress=progress, telemetry=span)
             try:
@@ -68,10 +62,11 @@ class Assistant:
                 ref = error_reference()
                 log.exception("turn %s failed (reference %s)", turn.turn_id, ref)
                 answer = Answer(
-                    SOMETHING_WENT_WRONG.format(ref=ref),
+                    say(lang, "something_wrong", ref=ref),
                     "error",
                     trace=run.trace,
                     searched=list(dict.fromkeys(run.tried)),
+                    lang=lang,
                 )
             if turn.member_groups and answer.status in ("answered", "partial", "unknown"):
                 answer.private_note = await asyncio.to_thread(self._dm_hint, turn, answer)
@@ -90,7 +85,7 @@ class Assistant:
         )
         shared |= {p.doc_id for p in public}
         if any(p.doc_id not in shared for p in private[:1]):
-            return DM_HINT
+            return say(answer.lang, "dm_hint")
         return ""
 
     async def confirm(self, action_id: str, user_id: str, approve: bool) -> Answer:

@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
+from agent.messages import say
 from agent.turns import MARKER, Answer, Citation, PendingAction
 
 CONFIRM = "footnote_confirm"
@@ -54,13 +55,7 @@ NOT_IN_DIRECTORY = (
     "Hi! I can only answer people listed in the company directory, and I couldn't find you there. "
     "Please ask your Footnote admin to add you."
 )
-SOMETHING_WENT_WRONG = (
-    "Sorry — something went wrong on my side while answering. Please try again in a moment. "
-    "(reference {ref})"
-)
-EMPTY_QUESTION = (
-    "Hi! Ask me anything about the company docs — for example “How many vacation days carry over?”"
-)
+EMPTY_QUESTION = say("en", "empty_question")  # an empty question has no language of its own
 
 Linker = Callable[[Citation], "str | None"]
 

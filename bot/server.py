@@ -18,6 +18,7 @@ import threading
 from aiohttp import web
 from redis.exceptions import RedisError
 
+from bot.conversation import Conversation
 from bot.links import LinkSigner, docs_route, link_secret, links_posture
 from bot.logs import configure_logging, install_redaction, secret_values
 from bot.settings import Settings
@@ -81,30 +82,29 @@ def build_app(settings: Settings, deps, assistant, state: ConversationState) -> 
     app[STATE_KEY] = state
     app[SLACK_KEY] = None
     app[TEAMS_KEY] = None
-    if settings.slack is not None:
-        from bot.slack import SlackAdapter
 
-        slack = SlackAdapter(
-            settings.slack,
+    def conversation(platform: str, private_chat: str) -> Conversation:
+        return Conversation(
             assistant,
             state,
             deps.directory,
             links,
+            platform=platform,
+            private_chat=private_chat,
             unknown_members=settings.channels.unknown_members,
+            max_question_chars=settings.limits.max_question_chars,
         )
+
+    if settings.slack is not None:
+        from bot.slack import SlackAdapter
+
+        slack = SlackAdapter(settings.slack, conversation("slack", "direct message"))
         app[SLACK_KEY] = slack
         app.router.add_post("/slack/events", slack.handle)
     if settings.teams is not None:
         from bot.teams import TeamsAdapter
 
-        teams = TeamsAdapter(
-            settings.teams,
-            assistant,
-            state,
-            deps.directory,
-            links,
-            unknown_members=settings.channels.unknown_members,
-        )
+        teams = TeamsAdapter(settings.teams, conversation("teams", "personal chat"))
         app[TEAMS_KEY] = teams
         app.router.add_post("/api/messages", teams.handle)
     if settings.server.oidc is not None:

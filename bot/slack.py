@@ -1,4 +1,5 @@
-"""The Slack adapter: Slack events → ``Turn`` → ``assistant.answer`` → Block Kit. It only translates.
+"""The Slack adapter: Slack events → ``Question`` → the conversation core (``bot/conversation.py``)
+→ Block Kit. It only translates and renders; what a turn does is the core's, as for Teams.
 
 Bolt (``AsyncApp``) verifies signatures, answers URL verification and acknowledges events at once;
 the listeners then work in the background: post a placeholder, update it with progress, replace it
@@ -26,9 +27,8 @@ import json
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 from urllib.parse import parse_qsl
 
 from aiohttp import web
@@ -37,21 +37,23 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from agent.assistant import error_reference
-from agent.turns import Answer, Turn
+from agent.loop import Progress
+from agent.turns import Answer
 from bot import render
-from bot.directory import Directory, Person
-from bot.links import LinkSigner
-from bot.render import EMPTY_QUESTION, NOT_IN_DIRECTORY, SOMETHING_WENT_WRONG
+from bot.conversation import (
+    MAX_MEMBERS,
+    ChannelKind,
+    Conversation,
+    Member,
+    Profile,
+    Question,
+    conversation_id,
+)
 from bot.settings import SlackSettings
-from bot.state import RATE_LIMITED, ConversationState
 
 log = logging.getLogger(__name__)
 
-ChannelKind = Literal["dm", "channel"]
-
 PROGRESS_INTERVAL_S = 0.5  # at most one progress edit per half second (chat.update is rate-limited)
-MAX_MEMBERS = 500  # members resolved in a channel; the rest count as readers of public docs only
 USER_CACHE_S = 600.0
 
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
@@ -60,20 +62,6 @@ _SPECIAL = re.compile(r"<!(?:subteam\^[A-Z0-9]+\|)?([^>|]+)(?:\|[^>]*)?>")
 _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
 _ALLOWED_SUBTYPES = {None, "file_share", "thread_broadcast"}
 _CHANNEL_TYPES = {"channel", "group", "mpim"}  # message.channels / .groups / .mpim
-
-STRANGERS_HERE = (
-    "I can't answer in this channel: some members are not in the company directory "
-    "(guests or people from other organisations). Ask me in a direct message."
-)
-
-
-@dataclass(frozen=True)
-class Members:
-    """Who is in a channel, as far as answering goes: each distinct group list, and how many
-    (human) members the directory does not know."""
-
-    groups: tuple[tuple[str, ...], ...]
-    strangers: int = 0
 
 
 def question_text(
@@ -145,16 +133,11 @@ class SlackAdapter:
     def __init__(
         self,
         settings: SlackSettings,
-        assistant,
-        state: ConversationState,
-        directory: Directory,
-        links: LinkSigner,
+        conversation: Conversation,
         client: AsyncWebClient | None = None,
-        *,
-        unknown_members: Literal["public", "refuse"] = "public",
     ):
-        self.assistant, self.state, self.directory, self.links = assistant, state, directory, links
-        self.unknown_members = unknown_members
+        self.conversation = conversation
+        self.state = conversation.state
         self.thread_followups = settings.thread_followups
         self.client = client or AsyncWebClient(
             token=settings.bot_token.get_secret_value(),
@@ -209,7 +192,7 @@ class SlackAdapter:
     async def _on_error(self, error: Exception, body: dict, logger) -> None:
         log.error("slack listener failed: %r", error, exc_info=error)
 
-    # -- events ----------------------------------------------------------------------------
+    # -- events → questions ----------------------------------------------------------------
 
     @staticmethod
     def _from_a_person(event: dict, context) -> bool:
@@ -233,11 +216,7 @@ class SlackAdapter:
             return
         if not await self._first_delivery(body, request):
             return
-        thread_ts = event.get("thread_ts")
-        conversation = f"slack:{body.get('team_id', '')}:{event.get('channel', '')}" + (
-            f":{thread_ts}" if thread_ts else ""
-        )
-        await self._answer(event, context, conversation, channel_kind="dm", thread_ts=thread_ts)
+        await self._ask(event, body.get("team_id"), context, "dm", event.get("thread_ts"))
 
     async def _on_mention(self, event: dict, body: dict, context, request) -> None:
         if not self._from_a_person(event, context):
@@ -245,10 +224,7 @@ class SlackAdapter:
         if not await self._first_delivery(body, request):
             return
         thread_ts = event.get("thread_ts") or event.get("ts")
-        conversation = f"slack:{body.get('team_id', '')}:{event.get('channel', '')}:{thread_ts}"
-        await self._answer(
-            event, context, conversation, channel_kind="channel", thread_ts=thread_ts
-        )
+        await self._ask(event, body.get("team_id"), context, "channel", thread_ts)
 
     async def _on_thread_reply(self, event: dict, body: dict, context, request) -> None:
         """A channel message: answered as a mention in its thread would be, if it is a reply in a
@@ -262,14 +238,13 @@ class SlackAdapter:
             return  # (without the bot's own id a mention cannot be told apart: never answer twice)
         if not isinstance(text, str) or not question_text(text, None):
             return  # a file or a snippet with no words: not said to the bot, so no "ask me" nag
-        conversation = f"slack:{body.get('team_id', '')}:{event['channel']}:{thread_ts}"
-        if not await self.state.has_answered(conversation):
+        if not await self.state.has_answered(
+            self.conversation_key(body.get("team_id"), event["channel"], thread_ts)
+        ):
             return
         if not await self._first_delivery(body, request):
             return
-        await self._answer(
-            event, context, conversation, channel_kind="channel", thread_ts=thread_ts
-        )
+        await self._ask(event, body.get("team_id"), context, "channel", thread_ts)
 
     async def _first_delivery(self, body: dict, request) -> bool:
         event_id = body.get("event_id")
@@ -281,113 +256,35 @@ class SlackAdapter:
         digest = hashlib.sha256(raw.encode() if isinstance(raw, str) else raw).hexdigest()
         return await self.state.first_delivery(f"slack-body:{digest}")
 
-    async def _answer(
-        self,
-        event: dict,
-        context,
-        conversation: str,
-        *,
-        channel_kind: ChannelKind,
-        thread_ts: str | None,
-    ) -> None:
-        channel = event.get("channel")
-        if not channel:
-            return
-        try:
-            await self._answer_in(channel, event, context, conversation, channel_kind, thread_ts)
-        except Exception:
-            ref = error_reference()
-            log.exception("slack answer failed (reference %s)", ref)
-            await self._safe_post(channel, thread_ts, SOMETHING_WENT_WRONG.format(ref=ref))
+    @staticmethod
+    def conversation_key(team: str | None, channel: str, thread_ts: str | None) -> str:
+        """A DM, a DM thread or a channel thread: its history and thread marker live under this."""
+        return conversation_id("slack", team or "", channel, thread_ts)
 
-    async def _answer_in(
+    async def _ask(
         self,
-        channel: str,
         event: dict,
+        team: str | None,
         context,
-        conversation: str,
         channel_kind: ChannelKind,
         thread_ts: str | None,
     ) -> None:
-        person = await self.person(event["user"])
-        if person is None:
-            await self._post(channel, thread_ts, NOT_IN_DIRECTORY)
-            return
+        channel = event["channel"]
         raw = event.get("text")
-        text = question_text(raw if isinstance(raw, str) else "", context.bot_user_id, self._name)
-        if not text:
-            await self._post(channel, thread_ts, EMPTY_QUESTION)
-            return
-        if not await self.state.allow(person.user_id):
-            await self._post(channel, thread_ts, RATE_LIMITED)
-            return
-        member_groups: tuple[tuple[str, ...], ...] = ()
-        if channel_kind == "channel":
-            members = await self.members(channel, context.bot_user_id, person)
-            if members.strangers and self.unknown_members == "refuse":
-                await self._post(channel, thread_ts, STRANGERS_HERE)
-                return
-            member_groups = members.groups
-        placeholder = await self.client.chat_postMessage(
-            channel=channel,
-            thread_ts=thread_ts,
-            text=render.PLACEHOLDER,
-            blocks=render.slack_progress_blocks(render.PLACEHOLDER),
-        )
-        ts = placeholder["ts"]
-        if channel_kind == "channel" and thread_ts and self.thread_followups:
-            await self.state.note_answered(conversation)
-        history = await self.state.history(conversation)
-        notice = self.state.forgetful_notice(conversation, history)
-        turn = Turn(
-            user_id=person.user_id,
-            text=text,
-            groups=person.groups,
-            display_name=person.name,
-            email=person.email,
+        bot_user_id = context.bot_user_id
+        question = Question(
+            asker=self._member(event["user"]),
+            text=question_text(
+                raw if isinstance(raw, str) else "", bot_user_id, self.conversation.name
+            ),
+            conversation=self.conversation_key(team, channel, thread_ts),
             channel_kind=channel_kind,
-            member_groups=member_groups,
-            conversation_id=conversation,
-            history=history.messages,
+            members=(lambda: self._members(channel, bot_user_id))
+            if channel_kind == "channel"
+            else None,
+            mark_thread=channel_kind == "channel" and bool(thread_ts) and self.thread_followups,
         )
-        try:
-            answer = await self.assistant.answer(turn, self._progress(channel, ts))
-        except Exception:
-            ref = error_reference()
-            log.exception("assistant failed (reference %s)", ref)
-            text = SOMETHING_WENT_WRONG.format(ref=ref)
-            await self.client.chat_update(
-                channel=channel,
-                ts=ts,
-                text=render.slack_inert(text),
-                blocks=render.slack_message_blocks(text),
-            )
-            return
-        await self.state.remember(conversation, text, answer.text)
-        blocks = render.slack_blocks(
-            answer,
-            links=self.links.linker(person.user_id),
-            turn_id=turn.turn_id,
-            question=text,
-            asker=person.user_id,
-            notice=notice,
-        )
-        try:
-            await self.client.chat_update(
-                channel=channel, ts=ts, text=render.slack_text(answer), blocks=blocks
-            )
-        except SlackApiError as exc:  # e.g. invalid_blocks: never leave the placeholder hanging
-            log.error(
-                "chat.update with blocks failed (%s); sending plain text", exc.response.get("error")
-            )
-            await self.client.chat_update(
-                channel=channel,
-                ts=ts,
-                text=render.slack_text(answer),
-                blocks=render.slack_message_blocks(answer.text),
-            )
-        if answer.private_note and channel_kind == "channel":
-            await self._safe_ephemeral(channel, event["user"], answer.private_note, thread_ts)
+        await self.conversation.ask(question, _ThreadReply(self, channel, thread_ts, event["user"]))
 
     def _progress(self, channel: str, ts: str) -> Callable[[str], Awaitable[None]]:
         last = time.monotonic()
@@ -410,84 +307,53 @@ class SlackAdapter:
 
         return progress
 
-    async def _post(self, channel: str, thread_ts: str | None, text: str) -> None:
-        await self.client.chat_postMessage(
+    async def _ephemeral(
+        self, channel: str, user: str, text: str, thread_ts: str | None = None
+    ) -> None:
+        await self.client.chat_postEphemeral(
             channel=channel,
+            user=user,
             thread_ts=thread_ts,
             text=render.slack_inert(text),
             blocks=render.slack_message_blocks(text),
         )
 
-    async def _safe_post(self, channel: str, thread_ts: str | None, text: str) -> None:
-        try:
-            await self._post(channel, thread_ts, text)
-        except Exception:
-            log.exception("could not tell the user something went wrong")
-
     # -- identity --------------------------------------------------------------------------
 
-    async def _profile(self, slack_id: str) -> tuple[str, bool]:
+    async def _profile(self, slack_id: str) -> Profile:
         cached = self._emails.get(slack_id)
         if cached and cached[0] > time.monotonic() - USER_CACHE_S:
-            return cached[1], cached[2]
+            return Profile(cached[1], cached[2])
         try:
             info = await self.client.users_info(user=slack_id)
         except SlackApiError as exc:
             log.info("users.info %s failed: %s", slack_id, exc)
-            return "", False
+            return Profile()
         user = info.get("user") or {}
         email = (user.get("profile") or {}).get("email") or ""
         is_bot = bool(user.get("is_bot")) or slack_id == "USLACKBOT"
         self._emails[slack_id] = (time.monotonic(), email, is_bot)
-        return email, is_bot
+        return Profile(email, is_bot)
 
-    async def person(self, slack_id: str) -> Person | None:
-        """The directory entry for a Slack user: by Slack id, else by the e-mail Slack knows."""
-        person = self.directory.find(slack_id)
-        if person is not None:
-            return person
-        email, _ = await self._profile(slack_id)
-        return self.directory.find(email) if email else None
+    def _member(self, slack_id: str) -> Member:
+        """A Slack user: known by Slack id, else by the e-mail Slack knows."""
+        return Member((slack_id,), lambda: self._profile(slack_id))
 
-    def _name(self, slack_id: str) -> str:
-        person = self.directory.find(slack_id)
-        return person.name if person else slack_id
-
-    async def members(self, channel: str, bot_user_id: str | None, asker: Person) -> Members:
-        """Every (human) channel member's groups. A member we cannot place reads public docs only
-        and counts as a stranger."""
-        ids: list[str] = []
+    async def _members(self, channel: str, bot_user_id: str | None) -> AsyncIterator[Member]:
+        """The channel's members but the bot, page by page (a failure fails closed in the core)."""
         cursor = None
-        try:
-            while len(ids) < MAX_MEMBERS * 4:
-                resp = await self.client.conversations_members(
-                    channel=channel, cursor=cursor, limit=200
-                )
-                ids += resp.get("members") or []
-                cursor = (resp.get("response_metadata") or {}).get("next_cursor")
-                if not cursor:
-                    break
-        except SlackApiError as exc:
-            log.warning(
-                "conversations.members %s failed: %s; answering from public docs only", channel, exc
+        seen = 0
+        while seen < MAX_MEMBERS * 4:
+            resp = await self.client.conversations_members(
+                channel=channel, cursor=cursor, limit=200
             )
-            return Members((asker.groups, ()), strangers=1)
-        groups: dict[str, tuple[str, ...]] = {asker.slack_id or asker.user_id: asker.groups}
-        strangers = 0
-        lookups = 0
-        for member in dict.fromkeys(ids):
-            if member == bot_user_id or member in groups:
-                continue
-            person = self.directory.find(member)
-            if person is None and lookups < MAX_MEMBERS:
-                lookups += 1
-                email, is_bot = await self._profile(member)
-                if is_bot:
-                    continue
-                person = self.directory.find(email) if email else None
-            groups[member] = person.groups if person else ()
-            strangers += person is None
-        return Members(tuple(dict.fromkeys(groups.values())), strangers)
+            for member in resp.get("members") or []:
+                seen += 1
+                if member != bot_user_id:
+                    yield self._member(member)
+            cursor = (resp.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                break
 
     # -- buttons ---------------------------------------------------------------------------
 
@@ -510,112 +376,142 @@ class SlackAdapter:
     async def _decide(self, body: dict, action: dict, approve: bool) -> None:
         value = self._button_value(action)
         clicker = (body.get("user") or {}).get("id", "")
-        channel = (body.get("channel") or body.get("container") or {}).get("id") or (
-            body.get("container") or {}
-        ).get("channel_id")
-        message = body.get("message") or {}
-        message_ts = message.get("ts") or (body.get("container") or {}).get("message_ts")
-        thread_ts = message.get("thread_ts")
+        channel = _channel_of(body)
         if not value.get("a") or not channel:
             return
-        try:
-            person = await self.person(clicker)
-            if person is None or (value.get("u") and person.user_id != value["u"]):
-                asker = self.directory.find(value.get("u", ""))
-                who = asker.name if asker else "the person who asked"
-                await self.client.chat_postEphemeral(
-                    channel=channel,
-                    user=clicker,
-                    thread_ts=thread_ts,
-                    text=render.slack_inert(f"Only {who} can confirm or cancel this ticket."),
-                )
-                return
-            # the assistant files at most once; this only decides which click updates the message
-            first = await self.state.first_delivery(f"slack-decision:{value['a']}")
-            result: Answer = await self.assistant.confirm(value["a"], person.user_id, approve)
-            if first and message_ts:
-                # the first decision: the buttons go, the outcome takes their place
-                await self.client.chat_update(
-                    channel=channel,
-                    ts=message_ts,
-                    text=render.slack_text(result),
-                    blocks=self._without_pending(message)
-                    + render.slack_blocks(result, links=self.links.linker(person.user_id)),
-                )
-            else:
-                await self.client.chat_postEphemeral(
-                    channel=channel,
-                    user=clicker,
-                    thread_ts=thread_ts,
-                    text=render.slack_inert(result.text),
-                )
-        except Exception:
-            ref = error_reference()
-            log.exception("confirm/cancel failed (reference %s)", ref)
-            await self._safe_ephemeral(channel, clicker, SOMETHING_WENT_WRONG.format(ref=ref))
-
-    @staticmethod
-    def _without_pending(message: dict) -> list[dict]:
-        """The message's blocks without the ticket proposal and its buttons."""
-        blocks = list(message.get("blocks") or [])
-        keep: list[dict] = []
-        for b in blocks:
-            bid = str(b.get("block_id", ""))
-            if bid.startswith(("pending:", "pending-summary:", "feedback:", "ticket_offer")):
-                continue
-            keep.append(b)
-        return keep[: render.MAX_BLOCKS - 10]
-
-    async def _safe_ephemeral(
-        self, channel: str, user: str, text: str, thread_ts: str | None = None
-    ) -> None:
-        try:
-            await self.client.chat_postEphemeral(
-                channel=channel,
-                user=user,
-                thread_ts=thread_ts,
-                text=render.slack_inert(text),
-                blocks=render.slack_message_blocks(text),
-            )
-        except Exception:
-            log.exception("ephemeral message failed")
+        reply = _ClickReply(self, body, channel, clicker, str(value["a"]))
+        await self.conversation.decide(
+            self._member(clicker), str(value["a"]), str(value.get("u") or ""), approve, reply
+        )
 
     async def _on_feedback(self, ack, body: dict, action: dict) -> None:
         await ack()
-        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get(
-            "channel_id", ""
-        )
+        channel = _channel_of(body) or ""
         user = (body.get("user") or {}).get("id", "")
-        person = self.directory.find(user)
-        await self.state.record_feedback(
-            {
-                "platform": "slack",
-                "turn_id": action.get("value", ""),
-                "vote": "up" if action.get("action_id") == render.FEEDBACK_UP else "down",
-                "user": person.user_id if person else user,
-                "channel": channel,
-                "message_ts": (body.get("message") or {}).get("ts")
-                or (body.get("container") or {}).get("message_ts", ""),
-            }
+        await self.conversation.feedback(
+            Member((user,)),
+            action.get("value", ""),
+            "up" if action.get("action_id") == render.FEEDBACK_UP else "down",
+            _ClickReply(self, body, channel, user, ""),
+            channel=channel,
+            message_ts=(body.get("message") or {}).get("ts")
+            or (body.get("container") or {}).get("message_ts", ""),
         )
-        if channel and user:
-            await self._safe_ephemeral(channel, user, "Thanks for the feedback!")
 
     async def _on_ticket_offer(self, ack, body: dict, action: dict, context) -> None:
         """ "Ask a person" after an "I don't know": a ticket request, confirmed like any other."""
         await ack()
-        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get(
-            "channel_id"
-        )
-        message = body.get("message") or {}
+        channel = _channel_of(body)
         user = (body.get("user") or {}).get("id")
         question = action.get("value") or ""
         if not channel or not user or not question:
             return
-        event = {"user": user, "channel": channel, "text": f"Please open a ticket: {question}"}
-        thread_ts = message.get("thread_ts")
+        event = {"user": user, "channel": channel, "text": Conversation.ticket_request(question)}
         kind: ChannelKind = "dm" if channel.startswith("D") else "channel"
-        conversation = f"slack:{body.get('team', {}).get('id', '')}:{channel}" + (
-            f":{thread_ts}" if thread_ts else ""
+        thread_ts = (body.get("message") or {}).get("thread_ts")
+        await self._ask(event, (body.get("team") or {}).get("id"), context, kind, thread_ts)
+
+
+def _channel_of(body: dict) -> str | None:
+    """The channel a button was clicked in."""
+    return (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+
+
+class _ThreadReply:
+    """Replies to a question in its DM or thread: a placeholder, updated with progress and then
+    replaced by the answer (or by whatever else the core says once the placeholder is up)."""
+
+    def __init__(self, adapter: SlackAdapter, channel: str, thread_ts: str | None, user: str):
+        self.adapter, self.client = adapter, adapter.client
+        self.channel, self.thread_ts, self.user = channel, thread_ts, user
+        self.ts: str | None = None  # the placeholder's
+
+    async def say(self, text: str) -> None:
+        args = {"text": render.slack_inert(text), "blocks": render.slack_message_blocks(text)}
+        if self.ts:
+            await self.client.chat_update(channel=self.channel, ts=self.ts, **args)
+        else:
+            await self.client.chat_postMessage(
+                channel=self.channel, thread_ts=self.thread_ts, **args
+            )
+
+    async def working(self) -> Progress:
+        placeholder = await self.client.chat_postMessage(
+            channel=self.channel,
+            thread_ts=self.thread_ts,
+            text=render.PLACEHOLDER,
+            blocks=render.slack_progress_blocks(render.PLACEHOLDER),
         )
-        await self._answer(event, context, conversation, channel_kind=kind, thread_ts=thread_ts)
+        self.ts = placeholder["ts"]
+        return self.adapter._progress(self.channel, placeholder["ts"])
+
+    async def show(self, answer: Answer, view: dict[str, Any]) -> None:
+        blocks = render.slack_blocks(answer, **view)
+        text = render.slack_text(answer)
+        try:
+            await self.client.chat_update(
+                channel=self.channel, ts=self.ts, text=text, blocks=blocks
+            )
+        except SlackApiError as exc:  # e.g. invalid_blocks: never leave the placeholder hanging
+            log.error(
+                "chat.update with blocks failed (%s); sending plain text", exc.response.get("error")
+            )
+            await self.client.chat_update(
+                channel=self.channel,
+                ts=self.ts,
+                text=text,
+                blocks=render.slack_message_blocks(answer.text),
+            )
+
+    async def tell_privately(self, text: str) -> None:
+        try:
+            await self.adapter._ephemeral(self.channel, self.user, text, self.thread_ts)
+        except Exception:
+            log.exception("ephemeral message failed")
+
+
+class _ClickReply:
+    """Replies to a button click: our words to the clicker alone (ephemeral); a ticket decision
+    replaces the buttons in the message, the first time only."""
+
+    def __init__(self, adapter: SlackAdapter, body: dict, channel: str, clicker: str, action: str):
+        self.adapter, self.client = adapter, adapter.client
+        self.channel, self.clicker, self.action = channel, clicker, action
+        self.message = body.get("message") or {}
+        self.message_ts = self.message.get("ts") or (body.get("container") or {}).get("message_ts")
+        self.thread_ts = self.message.get("thread_ts")
+        self.first = False
+
+    async def say(self, text: str) -> None:
+        if self.channel and self.clicker:
+            await self.adapter._ephemeral(self.channel, self.clicker, text, self.thread_ts)
+
+    async def working(self) -> None:
+        # the assistant files at most once; this decides which click updates the message: the
+        # first one accepted, whatever order the assistant's replies come back in
+        self.first = await self.adapter.state.first_delivery(f"slack-decision:{self.action}")
+
+    async def show(self, answer: Answer, view: dict[str, Any]) -> None:
+        if self.first and self.message_ts:
+            await self.client.chat_update(
+                channel=self.channel,
+                ts=self.message_ts,
+                text=render.slack_text(answer),
+                blocks=_without_pending(self.message) + render.slack_blocks(answer, **view),
+            )
+        else:
+            await self.say(answer.text)
+
+    async def tell_privately(self, text: str) -> None:
+        await self.say(text)
+
+
+def _without_pending(message: dict) -> list[dict]:
+    """The message's blocks without the ticket proposal and its buttons."""
+    keep: list[dict] = []
+    for b in message.get("blocks") or []:
+        bid = str(b.get("block_id", ""))
+        if bid.startswith(("pending:", "pending-summary:", "feedback:", "ticket_offer")):
+            continue
+        keep.append(b)
+    return keep[: render.MAX_BLOCKS - 10]

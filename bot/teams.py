@@ -1,4 +1,5 @@
-"""The Teams adapter: Bot Framework activities → ``Turn`` → ``assistant.answer`` → Adaptive Card.
+"""The Teams adapter: Bot Framework activities → ``Question`` → the conversation core
+(``bot/conversation.py``) → Adaptive Card. It only translates and renders, as for Slack.
 
 ``TeamsAdapter.handle`` checks the body's shape, authenticates the request (``bot/teams_auth.py``:
 a Bot Framework token is required unless the Emulator's loopback-only mode is on) and hands the
@@ -19,7 +20,8 @@ import html
 import json
 import logging
 import re
-from typing import Literal
+from collections.abc import AsyncIterator
+from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -35,14 +37,18 @@ from botbuilder.integration.aiohttp import CloudAdapter
 from botbuilder.schema import Activity, ActivityTypes, ConversationParameters, TextFormatTypes
 from msrest.exceptions import DeserializationError
 
-from agent.assistant import error_reference
-from agent.turns import Turn
+from agent.turns import Answer
 from bot import render
-from bot.directory import Directory, Person
-from bot.links import LinkSigner
-from bot.render import EMPTY_QUESTION, NOT_IN_DIRECTORY, SOMETHING_WENT_WRONG
+from bot.conversation import (
+    MAX_MEMBERS,
+    ChannelKind,
+    Conversation,
+    Member,
+    Question,
+    conversation_id,
+    something_went_wrong,
+)
 from bot.settings import TeamsSettings
-from bot.state import RATE_LIMITED, ConversationState
 from bot.teams_auth import (
     KeysUnavailable,
     authenticate,
@@ -55,12 +61,6 @@ from bot.teams_auth import (
 __all__ = ["FootnoteTeamsBot", "TeamsAdapter", "activity_problem", "check_teams", "teams_posture"]
 
 log = logging.getLogger(__name__)
-
-MAX_MEMBERS = 500
-STRANGERS_HERE = (
-    "I can't answer in this channel: some members are not in the company directory "
-    "(guests or people from other organisations). Ask me in a personal chat."
-)
 
 
 def plain(text: str) -> Activity:
@@ -117,68 +117,127 @@ def question_text(activity: Activity) -> str:
 
 
 class FootnoteTeamsBot(ActivityHandler):
-    def __init__(
-        self,
-        assistant,
-        state: ConversationState,
-        directory: Directory,
-        links: LinkSigner,
-        *,
-        unknown_members: Literal["public", "refuse"] = "public",
-    ):
-        self.assistant, self.state, self.directory, self.links = assistant, state, directory, links
-        self.unknown_members = unknown_members
+    """Activities → the conversation core; its replies → Teams messages and Adaptive Cards."""
+
+    def __init__(self, conversation: Conversation):
+        self.conversation = conversation
 
     # -- identity --------------------------------------------------------------------------
 
-    def person(self, account) -> Person | None:
+    @staticmethod
+    def member(account) -> Member:
+        """A Teams account: known by AAD object id, Teams id, e-mail or user principal name."""
         if account is None:
-            return None
-        for key in (
+            return Member(())
+        keys = (
             getattr(account, "aad_object_id", None),
             account.id,
             getattr(account, "email", None),
             getattr(account, "user_principal_name", None),
-        ):
-            if key:
-                person = self.directory.find(key)
-                if person is not None:
-                    return person
-        return None
+        )
+        return Member(tuple(k for k in keys if k))
 
-    async def member_groups(
-        self, ctx: TurnContext, asker: Person
-    ) -> tuple[tuple[tuple[str, ...], ...], int]:
-        """Every member's groups, and how many members we cannot place (they read public
-        documents only)."""
-        groups: dict[str, tuple[str, ...]] = {asker.teams_id or asker.user_id: asker.groups}
-        strangers = 0
+    async def members(self, ctx: TurnContext) -> AsyncIterator[Member]:
+        """The conversation's members but the bot, page by page."""
         token = None
         seen = 0
-        try:
-            while seen < MAX_MEMBERS * 4:
-                page = await TeamsInfo.get_paged_members(ctx, token, 500)
-                for member in page.members or []:
-                    seen += 1
-                    if ctx.activity.recipient and member.id == ctx.activity.recipient.id:
-                        continue
-                    person = self.person(member)
-                    groups[member.id] = person.groups if person else ()
-                    strangers += person is None
-                token = page.continuation_token
-                if not token:
-                    break
-        except Exception as exc:  # the roster is an outside call; fail closed
-            log.warning("Teams members lookup failed: %s; answering from public docs only", exc)
-            return (asker.groups, ()), 1
-        return tuple(dict.fromkeys(groups.values())), strangers
+        while seen < MAX_MEMBERS * 4:
+            page = await TeamsInfo.get_paged_members(ctx, token, 500)
+            for account in page.members or []:
+                seen += 1
+                if not (ctx.activity.recipient and account.id == ctx.activity.recipient.id):
+                    yield self.member(account)
+            token = page.continuation_token
+            if not token:
+                break
 
-    async def tell_privately(self, ctx: TurnContext, text: str) -> bool:
-        """Send ``text`` to the asker alone, in a 1:1 chat with the bot; False if that failed."""
+    # -- turns -----------------------------------------------------------------------------
+
+    async def on_message_activity(self, ctx: TurnContext) -> None:
         activity = ctx.activity
+        if activity.id and not await self.conversation.state.first_delivery(
+            f"teams:{activity.conversation.id}:{activity.id}"
+        ):
+            return
+        if isinstance(activity.value, dict) and activity.value.get("action"):
+            await self.on_submit(ctx, activity.value)
+            return
+        if _kind(activity) == "channel" and not mentions_of(
+            activity, activity.recipient.id if activity.recipient else ""
+        ):
+            return  # a channel message not addressed to the bot
+        await self.ask(ctx, question_text(activity))
+
+    async def ask(self, ctx: TurnContext, text: str) -> None:
+        activity = ctx.activity
+        kind = _kind(activity)
+        question = Question(
+            asker=self.member(activity.from_property),
+            text=text,
+            conversation=conversation_id("teams", activity.conversation.id),
+            channel_kind=kind,
+            members=(lambda: self.members(ctx)) if kind == "channel" else None,
+        )
+        await self.conversation.ask(question, _TeamsReply(ctx))
+
+    async def on_submit(self, ctx: TurnContext, data: dict) -> None:
+        activity = ctx.activity
+        action = data.get("action")
+        clicker = self.member(activity.from_property)
+        reply = _TeamsReply(ctx)
+        if action in ("confirm", "cancel") and data.get("action_id"):
+            await self.conversation.decide(
+                clicker,
+                str(data["action_id"]),
+                str(data.get("asker") or ""),
+                action == "confirm",
+                reply,
+            )
+        elif action == "feedback":
+            await self.conversation.feedback(
+                clicker,
+                str(data.get("turn_id", "")),
+                "up" if data.get("value") == "up" else "down",
+                reply,
+                channel=activity.conversation.id if activity.conversation else "",
+            )
+        elif (
+            action == "ticket_offer" and isinstance(data.get("question"), str) and data["question"]
+        ):
+            await self.ask(ctx, Conversation.ticket_request(data["question"]))
+
+
+def _kind(activity: Activity) -> ChannelKind:
+    """Personal chat is a DM; a channel or a group chat is a channel."""
+    kind = activity.conversation.conversation_type if activity.conversation else None
+    return "dm" if kind in (None, "personal") else "channel"
+
+
+class _TeamsReply:
+    """Replies in the activity's conversation: our words as plain text, answers as cards; the
+    asker's private note in a 1:1 chat the bot opens, or not at all."""
+
+    def __init__(self, ctx: TurnContext):
+        self.ctx = ctx
+
+    async def say(self, text: str) -> None:
+        await self.ctx.send_activity(plain(text))
+
+    async def working(self) -> None:
+        await self.ctx.send_activity(Activity(type=ActivityTypes.typing))
+
+    async def show(self, answer: Answer, view: dict[str, Any]) -> None:
+        card = render.teams_card(answer, **view)
+        await self.ctx.send_activity(
+            MessageFactory.attachment(CardFactory.adaptive_card(card), text=None)
+        )
+
+    async def tell_privately(self, text: str) -> None:
+        """Send ``text`` to the asker alone, in a 1:1 chat with the bot; nothing if that fails."""
+        ctx, activity = self.ctx, self.ctx.activity
         client = ctx.turn_state.get(ctx.adapter.BOT_CONNECTOR_CLIENT_KEY)
         if client is None or activity.from_property is None or activity.recipient is None:
-            return False
+            return
         tenant = activity.conversation.tenant_id if activity.conversation else None
         try:
             created = await client.conversations.create_conversation(
@@ -193,149 +252,25 @@ class FootnoteTeamsBot(ActivityHandler):
             await client.conversations.send_to_conversation(created.id, plain(text))
         except Exception as exc:  # an outside call: without a private channel, say nothing
             log.info("could not open a 1:1 chat with the asker: %s", exc)
-            return False
-        return True
-
-    # -- turns -----------------------------------------------------------------------------
-
-    async def on_message_activity(self, ctx: TurnContext) -> None:
-        activity = ctx.activity
-        if activity.id and not await self.state.first_delivery(
-            f"teams:{activity.conversation.id}:{activity.id}"
-        ):
-            return
-        if isinstance(activity.value, dict) and activity.value.get("action"):
-            await self.on_submit(ctx, activity.value)
-            return
-        kind = (
-            (activity.conversation.conversation_type or "personal")
-            if activity.conversation
-            else "personal"
-        )
-        if kind != "personal" and not mentions_of(
-            activity, activity.recipient.id if activity.recipient else ""
-        ):
-            return  # a channel message not addressed to the bot
-        await self.ask(ctx, question_text(activity), "dm" if kind == "personal" else "channel")
-
-    async def ask(
-        self, ctx: TurnContext, text: str, channel_kind: Literal["dm", "channel"]
-    ) -> None:
-        activity = ctx.activity
-        person = self.person(activity.from_property)
-        if person is None:
-            await ctx.send_activity(plain(NOT_IN_DIRECTORY))
-            return
-        if not text:
-            await ctx.send_activity(plain(EMPTY_QUESTION))
-            return
-        if not await self.state.allow(person.user_id):
-            await ctx.send_activity(plain(RATE_LIMITED))
-            return
-        member_groups: tuple[tuple[str, ...], ...] = ()
-        if channel_kind == "channel":
-            member_groups, strangers = await self.member_groups(ctx, person)
-            if strangers and self.unknown_members == "refuse":
-                await ctx.send_activity(plain(STRANGERS_HERE))
-                return
-        await ctx.send_activity(Activity(type=ActivityTypes.typing))
-        conversation = f"teams:{activity.conversation.id}"
-        history = await self.state.history(conversation)
-        notice = self.state.forgetful_notice(conversation, history)
-        turn = Turn(
-            user_id=person.user_id,
-            text=text,
-            groups=person.groups,
-            display_name=person.name,
-            email=person.email,
-            channel_kind=channel_kind,
-            member_groups=member_groups,
-            conversation_id=conversation,
-            history=history.messages,
-        )
-        answer = await self.assistant.answer(turn)
-        await self.state.remember(conversation, text, answer.text)
-        card = render.teams_card(
-            answer,
-            links=self.links.linker(person.user_id),
-            turn_id=turn.turn_id,
-            question=text,
-            asker=person.user_id,
-            notice=notice,
-        )
-        await ctx.send_activity(
-            MessageFactory.attachment(CardFactory.adaptive_card(card), text=None)
-        )
-        if answer.private_note and channel_kind == "channel":
-            await self.tell_privately(ctx, answer.private_note)
-
-    async def on_submit(self, ctx: TurnContext, data: dict) -> None:
-        activity = ctx.activity
-        action = data.get("action")
-        person = self.person(activity.from_property)
-        if person is None:
-            await ctx.send_activity(plain(NOT_IN_DIRECTORY))
-            return
-        if action in ("confirm", "cancel") and data.get("action_id"):
-            if data.get("asker") and data["asker"] != person.user_id:
-                asker = self.directory.find(str(data["asker"]))
-                who = asker.name if asker else "the person who asked"
-                await ctx.send_activity(plain(f"Only {who} can confirm or cancel this ticket."))
-                return
-            result = await self.assistant.confirm(
-                str(data["action_id"]), person.user_id, action == "confirm"
-            )
-            card = render.teams_card(result, links=self.links.linker(person.user_id))
-            await ctx.send_activity(MessageFactory.attachment(CardFactory.adaptive_card(card)))
-        elif action == "feedback":
-            await self.state.record_feedback(
-                {
-                    "platform": "teams",
-                    "turn_id": str(data.get("turn_id", "")),
-                    "vote": "up" if data.get("value") == "up" else "down",
-                    "user": person.user_id,
-                    "channel": activity.conversation.id if activity.conversation else "",
-                }
-            )
-            await ctx.send_activity(plain("Thanks for the feedback!"))
-        elif (
-            action == "ticket_offer" and isinstance(data.get("question"), str) and data["question"]
-        ):
-            kind = activity.conversation.conversation_type if activity.conversation else "personal"
-            await self.ask(
-                ctx,
-                f"Please open a ticket: {data['question']}",
-                "dm" if kind in (None, "personal") else "channel",
-            )
 
 
 class TeamsAdapter:
     """``POST /api/messages``: shape check → token check → one dispatch through ``CloudAdapter``."""
 
-    def __init__(
-        self,
-        settings: TeamsSettings,
-        assistant,
-        state: ConversationState,
-        directory: Directory,
-        links: LinkSigner,
-        *,
-        unknown_members: Literal["public", "refuse"] = "public",
-    ):
+    def __init__(self, settings: TeamsSettings, conversation: Conversation):
         self.settings = settings
         self.auth = bot_authentication(settings)  # raises ConfigError without credentials
         self.adapter = CloudAdapter(self.auth)
         self.adapter.on_turn_error = self._on_turn_error
-        self.bot = FootnoteTeamsBot(
-            assistant, state, directory, links, unknown_members=unknown_members
-        )
+        self.bot = FootnoteTeamsBot(conversation)
 
     @staticmethod
     async def _on_turn_error(ctx: TurnContext, error: Exception) -> None:
-        ref = error_reference()
+        """The last resort, for a failure outside the core (which answers its own failures)."""
+        text, ref = something_went_wrong()
         log.error("teams turn failed (reference %s): %r", ref, error, exc_info=error)
         try:
-            await ctx.send_activity(plain(SOMETHING_WENT_WRONG.format(ref=ref)))
+            await ctx.send_activity(plain(text))
         except Exception:
             log.exception("could not tell the Teams user something went wrong")
 

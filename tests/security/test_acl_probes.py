@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import pytest
 
 from agent.assistant import Assistant
+from agent.messages import say
 from agent.tools import TurnTools
 from agent.turns import Answer, Citation, Message, PendingAction, TraceStep, Turn
 from bot import render
@@ -58,7 +59,12 @@ TEAMS_FOLLOW_UPS = 16
 # What the answer loop computed, not document text: a trace reason that is only scores
 # ("score 0.42 (similarity 0.61)", "coverage 1.00, meaning 0.70"), after an optional "<chunk>: ".
 _SCORES = re.compile(r"(?:\(?[a-z_]+ -?\d+\.\d{2}\)?(?:, | |$))+")
-_NOT_ANSWERED = (render.SOMETHING_WENT_WRONG, RATE_LIMITED, render.NOT_IN_DIRECTORY)
+# (the error text up to its reference, which differs per reply)
+_NOT_ANSWERED = (
+    say("en", "something_wrong", ref="").split(" (")[0],
+    RATE_LIMITED,
+    render.NOT_IN_DIRECTORY,
+)
 
 
 # -- what is scanned ----------------------------------------------------------------------------

@@ -45,5 +45,7 @@ def test_the_searches_of_one_turn_are_bounded(assistant):
 
 async def test_slack_says_please_shorten_it(bot):
     assert (await bot.send.event(dm_event("x " * 2500, channel="D0LONGQ01")))[0] == 200
-    reply = await bot.slack.final_answer("D0LONGQ01")
+    # refused before any work: one message, no placeholder to update
+    reply = await bot.slack.posted("D0LONGQ01")
     assert "shorten" in reply.args["text"]
+    assert bot.slack.of("chat.update", "D0LONGQ01") == []

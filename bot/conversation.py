@@ -1,0 +1,281 @@
+"""One conversation core for every chat platform, so Slack and Teams cannot drift apart.
+
+An adapter translates its platform's event into a ``Question`` (who asks, the plain text, the
+conversation key, DM or channel, how to list the channel's members) and hands over a ``Reply``
+(how to say things there); ``Conversation.ask`` does the rest, the same way on every platform:
+
+    directory → empty / over-long → rate limit → channel members → history → Turn → answer
+    → remember → show the answer (and the asker's private note, to them alone)
+
+Buttons go through the core too: ``decide`` (a ticket is confirmed or cancelled only by the
+person who asked for it), ``feedback`` (👍/👎 stored with the turn id). Whatever fails on the
+way, the person gets one reply: "something went wrong", in the language of their question, with
+a reference that the log line carries too — never an exception's name.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from agent.assistant import error_reference
+from agent.loop import Progress
+from agent.messages import say
+from agent.turns import Answer, Turn
+from bot.directory import Directory, Person
+from bot.links import LinkSigner
+from bot.render import EMPTY_QUESTION, NOT_IN_DIRECTORY
+from bot.state import RATE_LIMITED, ConversationState
+from ingest.languages import detect_lang
+
+log = logging.getLogger(__name__)
+
+ChannelKind = Literal["dm", "channel"]
+
+MAX_MEMBERS = 500  # members looked up by profile in a channel; the rest read public docs only
+
+STRANGERS_HERE = (
+    "I can't answer in this channel: some members are not in the company directory "
+    "(guests or people from other organisations). Ask me in a {private_chat}."
+)
+THANKS_FOR_FEEDBACK = "Thanks for the feedback!"
+ONLY_THE_ASKER = "Only {who} can confirm or cancel this ticket."
+TICKET_REQUEST = "Please open a ticket: {question}"
+
+
+def conversation_id(platform: str, *parts: str | None) -> str:
+    """The key of a conversation's history and thread marker: ``platform:part:part``, empty
+    parts left out (a DM without a thread is ``slack:T…:D…``)."""
+    return ":".join([platform, *(p for p in parts if p)])
+
+
+def something_went_wrong(lang: str = "en") -> tuple[str, str]:
+    """The one error reply, in ``lang``, and its reference (log it with the cause)."""
+    ref = error_reference()
+    return say(lang, "something_wrong", ref=ref), ref
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a platform's user profile says beyond the ids: the e-mail, and whether it is a bot."""
+
+    email: str = ""
+    is_bot: bool = False
+
+
+@dataclass(frozen=True)
+class Member:
+    """A person as a platform names them: ids the directory may know (platform id, AAD object
+    id, e-mail, …), and where the platform can tell more, a way to ask for the profile."""
+
+    keys: tuple[str, ...]
+    profile: Callable[[], Awaitable[Profile]] | None = None
+
+
+@dataclass(frozen=True)
+class Question:
+    asker: Member
+    text: str  # the plain question, the platform's markup already translated
+    conversation: str  # from ``conversation_id``
+    channel_kind: ChannelKind
+    # In a channel: every member but the bot (the asker may be among them). Raising fails closed.
+    members: Callable[[], AsyncIterator[Member]] | None = None
+    # Mark the thread as answered, so a reply there counts as a follow-up (Slack's thread_followups).
+    mark_thread: bool = False
+
+
+class Reply(Protocol):
+    """How to talk back on one platform, for one turn or one button click."""
+
+    async def say(self, text: str) -> None:
+        """A short message of ours as plain text (in place of the placeholder, if one is up)."""
+
+    async def working(self) -> Progress | None:
+        """Called once a question or a click is accepted, before the assistant works on it: show
+        that an answer is on its way; the progress callback, if the platform shows one."""
+
+    async def show(self, answer: Answer, view: dict[str, Any]) -> None:
+        """The answer, rendered with ``view`` (links, turn id, question, asker, notice)."""
+
+    async def tell_privately(self, text: str) -> None:
+        """``text`` to the asker alone, or to nobody: never into a channel."""
+
+
+class Conversation:
+    def __init__(
+        self,
+        assistant,
+        state: ConversationState,
+        directory: Directory,
+        links: LinkSigner,
+        *,
+        platform: str,
+        private_chat: str,
+        unknown_members: Literal["public", "refuse"] = "public",
+        max_question_chars: int = 4000,
+    ):
+        self.assistant, self.state, self.directory, self.links = assistant, state, directory, links
+        self.platform, self.private_chat = platform, private_chat
+        self.unknown_members = unknown_members
+        self.max_question_chars = max_question_chars
+
+    # -- who --------------------------------------------------------------------------------
+
+    def _known(self, keys: tuple[str, ...]) -> Person | None:
+        for key in keys:
+            person = self.directory.find(key) if key else None
+            if person is not None:
+                return person
+        return None
+
+    async def person(self, member: Member) -> Person | None:
+        """The directory entry for a platform user: by any of their ids, else by their e-mail."""
+        person = self._known(member.keys)
+        if person is not None or member.profile is None:
+            return person
+        email = (await member.profile()).email
+        return self.directory.find(email) if email else None
+
+    def name(self, key: str) -> str:
+        person = self.directory.find(key)
+        return person.name if person else key
+
+    async def member_groups(
+        self, asker: Person, members: Callable[[], AsyncIterator[Member]]
+    ) -> tuple[tuple[tuple[str, ...], ...], int]:
+        """Each distinct group list of the channel's members, and how many members the directory
+        does not know (they read public documents only). When the member list cannot be read the
+        channel counts as having a stranger: fail closed."""
+        groups: dict[str, tuple[str, ...]] = {asker.user_id: asker.groups}
+        strangers = lookups = 0
+        try:
+            async for member in members():
+                person = self._known(member.keys)
+                if person is None and member.profile is not None and lookups < MAX_MEMBERS:
+                    lookups += 1
+                    profile = await member.profile()
+                    if profile.is_bot:
+                        continue
+                    person = self.directory.find(profile.email) if profile.email else None
+                key = person.user_id if person else f"?{member.keys[0] if member.keys else ''}"
+                if key in groups:
+                    continue
+                groups[key] = person.groups if person else ()
+                strangers += person is None
+        except Exception as exc:  # an outside call: answer from public documents only
+            log.warning(
+                "%s members lookup failed: %r; answering from public docs only", self.platform, exc
+            )
+            return (asker.groups, ()), 1
+        return tuple(dict.fromkeys(groups.values())), strangers
+
+    # -- a question ---------------------------------------------------------------------------
+
+    async def ask(self, question: Question, reply: Reply) -> None:
+        """Answer one question; every failure ends in the one error reply."""
+        lang = detect_lang(question.text) if question.text else "en"
+        try:
+            await self._ask(question, reply, lang)
+        except Exception:
+            await self._failed(reply, lang, "answer")
+
+    async def _failed(self, reply: Reply, lang: str, what: str) -> None:
+        text, ref = something_went_wrong(lang)
+        log.exception("%s %s failed (reference %s)", self.platform, what, ref)
+        try:
+            await reply.say(text)
+        except Exception:
+            log.exception("could not tell the %s user something went wrong", self.platform)
+
+    async def _ask(self, question: Question, reply: Reply, lang: str) -> None:
+        person = await self.person(question.asker)
+        if person is None:
+            await reply.say(NOT_IN_DIRECTORY)
+            return
+        text = question.text
+        if not text.strip():
+            await reply.say(EMPTY_QUESTION)
+            return
+        if len(text) > self.max_question_chars:
+            await reply.say(say(lang, "too_long", n=len(text), limit=self.max_question_chars))
+            return
+        if not await self.state.allow(person.user_id):
+            await reply.say(RATE_LIMITED)
+            return
+        member_groups: tuple[tuple[str, ...], ...] = ()
+        if question.channel_kind == "channel" and question.members is not None:
+            member_groups, strangers = await self.member_groups(person, question.members)
+            if strangers and self.unknown_members == "refuse":
+                await reply.say(STRANGERS_HERE.format(private_chat=self.private_chat))
+                return
+        progress = await reply.working()
+        if question.mark_thread:
+            await self.state.note_answered(question.conversation)
+        history = await self.state.history(question.conversation)
+        notice = self.state.forgetful_notice(question.conversation, history)
+        turn = Turn(
+            user_id=person.user_id,
+            text=text,
+            groups=person.groups,
+            display_name=person.name,
+            email=person.email,
+            channel_kind=question.channel_kind,
+            member_groups=member_groups,
+            conversation_id=question.conversation,
+            history=history.messages,
+        )
+        answer: Answer = await self.assistant.answer(turn, progress)
+        await self.state.remember(question.conversation, text, answer.text)
+        view = {
+            "links": self.links.linker(person.user_id),
+            "turn_id": turn.turn_id,
+            "question": text,
+            "asker": person.user_id,
+            "notice": notice,
+        }
+        await reply.show(answer, view)
+        if answer.private_note and question.channel_kind == "channel":
+            await reply.tell_privately(answer.private_note)
+
+    # -- buttons ------------------------------------------------------------------------------
+
+    async def decide(
+        self, clicker: Member, action_id: str, asker_id: str, approve: bool, reply: Reply
+    ) -> None:
+        """Confirm or cancel a proposed ticket. Only the person who asked for it may; the
+        assistant files it at most once, however often and by whomever the button is clicked."""
+        try:
+            person = await self.person(clicker)
+            if person is None or (asker_id and person.user_id != asker_id):
+                asker = self.directory.find(asker_id) if asker_id else None
+                who = asker.name if asker else "the person who asked"
+                await reply.say(ONLY_THE_ASKER.format(who=who))
+                return
+            await reply.working()
+            result: Answer = await self.assistant.confirm(action_id, person.user_id, approve)
+            await reply.show(result, {"links": self.links.linker(person.user_id)})
+        except Exception:
+            await self._failed(reply, "en", "confirm/cancel")
+
+    async def feedback(
+        self, clicker: Member, turn_id: str, vote: Literal["up", "down"], reply: Reply, **where: str
+    ) -> None:
+        """Store a 👍/👎 with its turn id (under the directory user id when the clicker is known)."""
+        person = self._known(clicker.keys)
+        await self.state.record_feedback(
+            {
+                "platform": self.platform,
+                "turn_id": turn_id,
+                "vote": vote,
+                "user": person.user_id if person else (clicker.keys[0] if clicker.keys else ""),
+                **where,
+            }
+        )
+        await reply.say(THANKS_FOR_FEEDBACK)
+
+    @staticmethod
+    def ticket_request(question: str) -> str:
+        """What "ask a person" after an "I don't know" asks: a ticket, confirmed like any other."""
+        return TICKET_REQUEST.format(question=question)

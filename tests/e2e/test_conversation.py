@@ -1,0 +1,365 @@
+"""The conversation contract: what a person sees is the same in Slack and Teams.
+
+Every test runs against both adapters over the loopback wire (signed Slack payloads to the Web
+API fake, Bot Framework activities with real tokens to the connector fake), through the real
+assistant and real Redis. A ``Chat`` speaks one platform: it asks in a room (a DM, or a channel
+with given members), clicks a button of the last reply, and reads what a person was shown.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import re
+import sqlite3
+import uuid
+from dataclasses import dataclass, field
+
+import pytest
+
+from agent.assistant import build_assistant
+from agent.messages import CATALOGUE, say
+from agent.traces import SqliteTraceStore
+from bot import render
+from bot.state import FORGETFUL_NOTICE, RATE_LIMITED
+from tests.e2e.conftest import Harness, running_bot
+from tests.e2e.loopback import (
+    BOT_ACCOUNT,
+    BOT_USER_ID,
+    FakeConnector,
+    FakeSlackAPI,
+    block_action,
+    blocks_text,
+    buttons,
+    dm_event,
+    mention_event,
+    teams_activity,
+    teams_channel_activity,
+)
+
+PLATFORMS = ["slack", "teams"]
+CARRY_OVER = "How many vacation days can I carry over?"
+CARRY_OVER_DE = "Wie viele Urlaubstage kann ich ins nächste Jahr übertragen?"
+DEAD_REDIS = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+EXCEPTION_NAME = re.compile(r"\b\w*(Error|Exception|Timeout)\b")
+
+
+@dataclass(frozen=True)
+class User:
+    slack_id: str
+    teams_id: str
+    name: str
+
+
+USERS = {
+    "alice": User("U0ALICE01", "29:alice", "Alice Moreau"),
+    "bob": User("U0BOB0001", "29:bob", "Bob Okafor"),
+    "stranger": User("U0STRANGR", "29:nobody", "Nobody"),  # in no directory
+}
+
+
+def error_text(lang: str) -> re.Pattern:
+    """The one "something went wrong" reply in ``lang``, with its reference as group 1."""
+    template = re.escape(CATALOGUE["something_wrong"][lang]).replace(r"\{ref\}", "{ref}")
+    return re.compile(template.format(ref="([0-9a-f]{8})"))
+
+
+@dataclass
+class SlackChat:
+    bot: Harness
+    rooms: dict[str, str] = field(default_factory=dict)  # room → channel id
+    _n: itertools.count = field(default_factory=itertools.count)
+
+    def channel(self, room: str, members: list[str] | None) -> str:
+        if room not in self.rooms:
+            n = next(self._n)
+            self.rooms[room] = f"C0ROOM{n:03d}" if members else f"D0ROOM{n:03d}"
+            if members:
+                self.bot.slack.channels[self.rooms[room]] = [
+                    *(USERS[m].slack_id for m in members),
+                    BOT_USER_ID,
+                ]
+        return self.rooms[room]
+
+    def conversation(self, room: str) -> str:
+        return f"slack:T0NORTHWD:{self.rooms[room]}"
+
+    def _shown(self, channel: str, user: str | None = None) -> list[tuple[str, list]]:
+        """What was shown in a channel (the placeholder and progress left out), as (text,
+        blocks); with ``user``, what that user alone saw there too."""
+        out = []
+        for c in self.bot.slack.calls:
+            if c.args.get("channel") != channel:
+                continue
+            if (
+                (c.method == "chat.postMessage" and c.args.get("text") != render.PLACEHOLDER)
+                or (c.method == "chat.update" and FakeSlackAPI.is_final(c))
+                or (c.method == "chat.postEphemeral" and user and c.args.get("user") == user)
+            ):
+                blocks = c.args.get("blocks") or []
+                out.append((blocks_text(blocks) if blocks else c.args.get("text", ""), c))
+        return out
+
+    async def _next(self, channel: str, before: int, user: str | None = None) -> str:
+        shown = await self.bot.slack.wait_for(
+            lambda _: len(self._shown(channel, user)) > before and self._shown(channel, user)
+        )
+        return shown[-1][0]
+
+    async def ask(
+        self, text: str, *, user: str = "alice", room: str = "dm", members: list[str] | None = None
+    ) -> str:
+        channel = self.channel(room, members)
+        before = len(self._shown(channel))
+        sender = USERS[user].slack_id
+        event = (
+            mention_event(text, user=sender, channel=channel)
+            if members
+            else dm_event(text, user=sender, channel=channel)
+        )
+        assert (await self.bot.send.event(event))[0] == 200
+        return await self._next(channel, before)
+
+    async def click(self, button: str, *, user: str = "alice", room: str = "dm") -> str:
+        """Click ``button`` (confirm, feedback_down) on the last answer; what the clicker sees."""
+        channel = self.rooms[room]
+        action = {"confirm": render.CONFIRM, "feedback_down": render.FEEDBACK_DOWN}[button]
+        last = self._with_button(room, action)
+        blocks = last.args["blocks"]
+        message = {"ts": last.args["ts"], "text": last.args["text"], "blocks": blocks}
+        clicker = USERS[user].slack_id
+        before = len(self._shown(channel, clicker))
+        payload = block_action(clicker, channel, message, buttons(blocks)[action])
+        assert (await self.bot.send.action(payload))[0] == 200
+        return await self._next(channel, before, clicker)
+
+    def _with_button(self, room: str, action: str):
+        """The last answer that carries the button ``action``."""
+        shown = [c for _, c in self._shown(self.rooms[room]) if c.method == "chat.update"]
+        return [c for c in shown if action in buttons(c.args["blocks"])][-1]
+
+    def turn_id(self, room: str) -> str:
+        last = self._with_button(room, render.FEEDBACK_DOWN)
+        return buttons(last.args["blocks"])[render.FEEDBACK_DOWN]["value"]
+
+    async def privately(self, user: str, room: str) -> list[str]:
+        """What ``user`` alone was shown in the room (waits for the first)."""
+        calls = await self.bot.slack.wait_for(
+            lambda _: [
+                c
+                for c in self.bot.slack.of("chat.postEphemeral", self.rooms[room])
+                if c.args["user"] == USERS[user].slack_id
+            ]
+        )
+        return [c.args["text"] for c in calls]
+
+
+@dataclass
+class TeamsChat:
+    bot: Harness
+    rooms: dict[str, tuple[str, str]] = field(default_factory=dict)  # room → (team, channel)
+
+    def _room(self, room: str, members: list[str]) -> tuple[str, str]:
+        if room not in self.rooms:
+            key = uuid.uuid4().hex[:8]
+            team, channel = f"19:{key}-team@thread.tacv2", f"19:{key}@thread.tacv2"
+            self.bot.connector.members[team] = [
+                *(
+                    {"id": u.teams_id, "name": u.name, "aadObjectId": f"aad-{u.teams_id}"}
+                    for u in (USERS[m] for m in members)
+                ),
+                BOT_ACCOUNT,
+            ]
+            self.rooms[room] = (team, channel)
+        return self.rooms[room]
+
+    def _conversation_id(self, room: str, user: str) -> str:
+        if room in self.rooms:
+            return f"{self.rooms[room][1]};messageid=1"
+        return f"a:personal-{USERS[user].teams_id}"
+
+    def conversation(self, room: str, user: str = "alice") -> str:
+        return "teams:" + self._conversation_id(room, user)
+
+    def _shown(self, cid: str) -> list[dict]:
+        return self.bot.connector.messages(cid)
+
+    @staticmethod
+    def _text(activity: dict) -> str:
+        card = FakeConnector.card(activity)
+        return FakeConnector.card_text(card) if card else activity.get("text", "")
+
+    async def _send(self, activity: dict, cid: str) -> str:
+        before = len(self._shown(cid))
+        assert (await self.bot.teams(activity))[0] in (200, 201)
+        shown = self._shown(cid)
+        assert len(shown) > before, "no reply"
+        return self._text(shown[-1])
+
+    async def ask(
+        self, text: str, *, user: str = "alice", room: str = "dm", members: list[str] | None = None
+    ) -> str:
+        u = USERS[user]
+        url = self.bot.connector.url
+        if members:
+            team, channel = self._room(room, members)
+            activity = teams_channel_activity(
+                text, service_url=url, team=team, channel=channel, user=u.teams_id, name=u.name
+            )
+        else:
+            activity = teams_activity(text, service_url=url, user=u.teams_id, name=u.name)
+        return await self._send(activity, self._conversation_id(room, user))
+
+    def _button(self, room: str, button: str) -> dict:
+        """The ``Action.Submit`` data of ``button`` on the last card that has it."""
+        cards = [FakeConnector.card(a) for a in self._shown(self._conversation_id(room, "alice"))]
+        found = [
+            a["data"]
+            for card in cards
+            if card
+            for a in card.get("actions") or []
+            if (button == "confirm" and a["data"]["action"] == "confirm")
+            or (button == "feedback_down" and a["data"].get("value") == "down")
+        ]
+        return found[-1]
+
+    async def click(self, button: str, *, user: str = "alice", room: str = "dm") -> str:
+        data = self._button(room, button)
+        u = USERS[user]
+        cid = self._conversation_id(room, "alice")
+        activity = teams_activity(
+            "", service_url=self.bot.connector.url, user=u.teams_id, value=data
+        )
+        if room in self.rooms:  # a click in the channel thread the card is in
+            team, channel = self.rooms[room]
+            channel_activity = teams_channel_activity(
+                "", service_url=self.bot.connector.url, team=team, channel=channel, mention=False
+            )
+            activity["conversation"] = channel_activity["conversation"]
+            activity["channelData"] = channel_activity["channelData"]
+        return await self._send(activity, cid)
+
+    def turn_id(self, room: str) -> str:
+        return self._button(room, "feedback_down")["turn_id"]
+
+    async def privately(self, user: str, room: str) -> list[str]:
+        return [a["text"] for a in self.bot.connector.private_messages(USERS[user].teams_id)]
+
+
+def chat_on(platform: str, bot: Harness) -> SlackChat | TeamsChat:
+    return SlackChat(bot) if platform == "slack" else TeamsChat(bot)
+
+
+@pytest.fixture(params=PLATFORMS)
+def chat(request, bot):
+    return chat_on(request.param, bot)
+
+
+# -- before any search --------------------------------------------------------------------------
+
+
+async def test_someone_not_in_the_directory_is_told_so(chat):
+    assert await chat.ask(CARRY_OVER, user="stranger") == render.NOT_IN_DIRECTORY
+
+
+async def test_an_empty_question_gets_the_prompt(chat):
+    assert await chat.ask("   ") == render.EMPTY_QUESTION
+
+
+async def test_an_over_long_question_is_refused_in_its_own_language(chat):
+    reply = await chat.ask((CARRY_OVER_DE + " ") * 100)
+    assert reply == say("de", "too_long", n=len((CARRY_OVER_DE + " ") * 100) - 1, limit=4000)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+async def test_the_rate_limit_holds_on_every_platform(handbook, assistant, redis_prefix, platform):
+    async with running_bot(handbook, assistant, redis_prefix, rate_per_minute=1) as bot:
+        chat = chat_on(platform, bot)
+        assert "Sources" in await chat.ask(CARRY_OVER)
+        assert await chat.ask("And sick days?") == RATE_LIMITED
+
+
+# -- a turn -----------------------------------------------------------------------------------
+
+
+async def test_a_follow_up_carries_the_history(chat, bot):
+    await chat.ask(CARRY_OVER)
+    await chat.ask("And what did the 2024 FAQ say about it?")
+    history = await bot.state.history(chat.conversation("dm"))
+    assert history.available and [m.text for m in history.messages[::2]] == [
+        CARRY_OVER,
+        "And what did the 2024 FAQ say about it?",
+    ]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+async def test_without_redis_it_answers_and_says_once_it_lost_the_conversation(
+    handbook, assistant, redis_prefix, platform
+):
+    async with running_bot(handbook, assistant, redis_prefix, redis_url=DEAD_REDIS) as bot:
+        chat = chat_on(platform, bot)
+        first = await chat.ask(CARRY_OVER)
+        assert "Sources" in first and FORGETFUL_NOTICE in first
+        second = await chat.ask("And sick days?")
+        assert FORGETFUL_NOTICE not in second
+
+
+async def test_a_channel_answer_is_for_every_member_and_the_hint_for_the_asker_alone(chat):
+    reply = await chat.ask(
+        "What are the salary bands for engineers?", room="eng", members=["alice", "bob"]
+    )
+    assert "salary-bands" not in reply and "78,000" not in reply  # bob may not read them
+    assert "direct message" not in reply and "only you" not in reply
+    (hint,) = await chat.privately("alice", "eng")
+    assert hint == say("en", "dm_hint")
+
+
+@pytest.fixture(scope="module")
+def broken_traces(tmp_path_factory):
+    """A trace database that fails every write, as a full or broken disk would."""
+    path = tmp_path_factory.mktemp("traces") / "traces.sqlite"
+    store = SqliteTraceStore(path)
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE traces")
+    return store
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+async def test_a_failure_is_one_reply_in_the_askers_language_with_a_logged_reference(
+    handbook, redis_prefix, broken_traces, platform, caplog
+):
+    failing = build_assistant(handbook, traces=broken_traces)
+    async with running_bot(handbook, failing, redis_prefix) as bot:
+        chat = chat_on(platform, bot)
+        with caplog.at_level(logging.ERROR):
+            reply = await chat.ask(CARRY_OVER_DE)
+        found = error_text("de").fullmatch(reply)
+        assert found, reply
+        assert not EXCEPTION_NAME.search(reply)
+        assert any(found.group(1) in r.getMessage() and r.exc_info for r in caplog.records)
+
+
+# -- buttons ----------------------------------------------------------------------------------
+
+
+async def test_only_the_asker_confirms_a_ticket_and_it_is_filed_once(chat, assistant):
+    room = {"room": "desk", "members": ["alice", "bob"]}
+    proposal = await chat.ask("Please open a ticket: the projector in room 4 flickers", **room)
+    assert "Confirm" in proposal
+    before = assistant.desk.count()
+    assert await chat.click("confirm", user="bob", room="desk") == (
+        "Only Alice Moreau can confirm or cancel this ticket."
+    )
+    assert assistant.desk.count() == before
+    assert re.search(r"Ticket .*HELP-\d+.* filed", await chat.click("confirm", room="desk"))
+    assert "already handled" in await chat.click("confirm", room="desk")
+    assert assistant.desk.count() == before + 1
+
+
+async def test_feedback_is_recorded_with_the_turn(chat, bot):
+    await chat.ask(CARRY_OVER)
+    assert await chat.click("feedback_down") == "Thanks for the feedback!"
+    (record,) = await bot.state.feedback()
+    assert record["vote"] == "down" and record["user"] == "alice"
+    assert record["turn_id"] == chat.turn_id("dm")
+    assert record["platform"] == type(chat).__name__.removesuffix("Chat").lower()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from agent.messages import say
-from agent.retrieval import Passage
+from agent.passages import Passage
 from agent.units import Unit, units_of
 from agent.values import quantities, ranges
 

@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from agent.messages import say
+from agent.passages import Passage
 from agent.questions import Asks, matches_kind, required_terms
 from agent.reasoning import Sentence
-from agent.retrieval import Passage
 from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
 from agent.units import Unit, units

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from agent.retrieval import Passage, Retriever
+from agent.passages import Passage
+from agent.retrieval import Retriever
 
 
 class Fallback(Protocol):

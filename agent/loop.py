@@ -21,8 +21,8 @@ from agent.conclusions import tool_passage
 from agent.fallback_reasoner import take_llm_fallback
 from agent.followups import resolve
 from agent.messages import quote_list, say
+from agent.passages import Passage
 from agent.reasoning import Draft, Grade, Reasoner, Route
-from agent.retrieval import Passage
 from agent.scope import applies, asked_for, audiences_of
 from agent.telemetry import TurnTelemetry
 from agent.tools import NO_CRM_ACCESS_HERE, TurnTools

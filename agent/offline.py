@@ -24,9 +24,9 @@ import numpy as np
 from agent.conclusions import conclude
 from agent.extract import Extract, Scored, heading, newest_first, score_units
 from agent.messages import say
+from agent.passages import Passage
 from agent.questions import Asks, asks, matches_kind
 from agent.reasoning import Check, Draft, Grade, GradeLabel, Route, Sentence
-from agent.retrieval import Passage
 from agent.scope import applies, unit_audience
 from agent.terms import QUESTION_WORDS, TermStats, coverage
 from agent.turns import Message

@@ -8,13 +8,12 @@ models did not beat the fused ranking (docs/retrieval.md).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import httpx
 
-if TYPE_CHECKING:
-    from agent.retrieval import Passage
-    from ingest.settings import Settings
+from agent.passages import Passage
+from ingest.settings import Settings
 
 
 class Reranker(Protocol):

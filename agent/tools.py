@@ -20,7 +20,8 @@ from llama_index.core.tools import FunctionTool
 
 from agent.actions import PendingActions, StateUnavailable
 from agent.desk import CRM
-from agent.retrieval import Filters, Passage, Retriever
+from agent.passages import Passage
+from agent.retrieval import Filters, Retriever
 from agent.turns import PendingAction, Turn
 from ingest.index import Index
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agent.retrieval import Passage
+from agent.passages import Passage
 from ingest.sentences import sentences
 
 UnitKind = Literal["sentence", "row", "item", "label", "question"]

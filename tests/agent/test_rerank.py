@@ -10,8 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
+from agent.passages import Passage
 from agent.rerank import CohereReranker, build_reranker
-from agent.retrieval import Passage, Retriever
+from agent.retrieval import Retriever
 from ingest.edge_index import EdgeIndex
 from ingest.index import PointData
 from ingest.settings import CohereSettings, RetrievalSettings, Settings

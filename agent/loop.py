@@ -230,7 +230,7 @@ class AnswerLoop(Workflow):
             got = run.grades.setdefault(sq, {})
             for p, g in zip(passages, grades, strict=False):
                 got[p.chunk_id] = g
-                p.extra["grade"] = g.score
+                p.scores.grade = g.score
             kept = [
                 p.chunk_id for p, g in zip(passages, grades, strict=False) if g.label != "off_topic"
             ]
@@ -285,7 +285,7 @@ class AnswerLoop(Workflow):
             t0 = time.perf_counter()
             extra = await asyncio.to_thread(self.fallback.search, run.question, run.turn.groups)
             for p in extra:
-                p.extra["external"] = True
+                p.external = True
             run.record("fallback", t0, hits=len(extra))
             if extra:
                 external_draft, external_ok = await self._write(run, extra[:MAX_PASSAGES])
@@ -423,8 +423,8 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
                     anchor=p.anchor,
                     quote=quote[:300],
                     updated=p.updated,
-                    external=bool(p.extra.get("external")),
-                    tool=str(p.extra.get("tool", "")),
+                    external=p.external,
+                    tool=p.tool.tool if p.tool else "",
                 )
             )
         return number[p.chunk_id]

@@ -18,7 +18,7 @@ from ingest.settings import Settings
 
 class Reranker(Protocol):
     def rerank(self, query: str, passages: list[Passage], top_n: int) -> list[Passage]:
-        """The ``top_n`` most relevant of ``passages``, best first, each with ``extra["rerank"]``."""
+        """The ``top_n`` most relevant of ``passages``, best first, each with ``scores.rerank``."""
         ...
 
 
@@ -50,7 +50,8 @@ class CohereReranker:
         out = []
         for result in resp.json()["results"]:
             p = passages[result["index"]]
-            out.append(replace(p, extra={**p.extra, "rerank": float(result["relevance_score"])}))
+            score = float(result["relevance_score"])
+            out.append(replace(p, scores=replace(p.scores, rerank=score)))
         return out
 
 

@@ -129,14 +129,14 @@ class Retriever:
             if found:
                 cosines = np.array([hits[i].vectors[name] for i in found]) @ np.array(vector)
                 for i, cosine in zip(found, cosines.tolist(), strict=True):
-                    passages[i].extra[f"sim_{name}"] = cosine
+                    passages[i].scores.cosine[name] = cosine
             for i, hit in enumerate(hits):
                 rows = hit.vectors.get(name + SENTENCES)
                 if rows:  # the cosine of each sentence of the chunk, in order
                     sims = (
                         np.asarray(rows, dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
                     ).tolist()
-                    passages[i].extra[f"sentence_sims_{name}"] = sims
+                    passages[i].scores.sentence_cosines[name] = sims
         if self.reranker and passages:
             passages = self.reranker.rerank(query, passages, top_k)
         return passages[:top_k]

@@ -73,8 +73,9 @@ def _is_label(line: str, following: str) -> bool:
     )
 
 
-def units_of(passage: Passage, index: int, sims_key: str = "") -> list[Unit]:
-    """The units of one passage, in order; ``sims_key`` names its per-sentence similarities."""
+def units_of(passage: Passage, index: int, sentence_model: str = "") -> list[Unit]:
+    """The units of one passage, in order; ``sentence_model`` names the embedder whose
+    per-sentence similarities they carry."""
     body = passage.body
     crumbs = [c.strip() for c in passage.breadcrumbs.split(">") if c.strip()]
     label = crumbs[-1] if len(crumbs) > 1 else ""
@@ -102,7 +103,7 @@ def units_of(passage: Passage, index: int, sims_key: str = "") -> list[Unit]:
             )
             out.append(Unit(text.strip(), index, len(out), kind, label, line=n))
     # the per-sentence similarities were computed over sentences(body), which is this order
-    sims = passage.extra.get(sims_key) if sims_key else None
+    sims = passage.scores.sentence_cosines.get(sentence_model) if sentence_model else None
     flat = sentences(body)
     if sims and len(sims) == len(flat) == len(out):
         for unit, sim in zip(out, sims, strict=True):
@@ -110,5 +111,5 @@ def units_of(passage: Passage, index: int, sims_key: str = "") -> list[Unit]:
     return out
 
 
-def units(passages: Sequence[Passage], sims_key: str = "") -> list[Unit]:
-    return [u for i, p in enumerate(passages) for u in units_of(p, i, sims_key)]
+def units(passages: Sequence[Passage], sentence_model: str = "") -> list[Unit]:
+    return [u for i, p in enumerate(passages) for u in units_of(p, i, sentence_model)]

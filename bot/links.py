@@ -34,6 +34,7 @@ from pydantic import SecretStr
 
 from agent.turns import Citation
 from bot.directory import Directory
+from ingest.documents import ChunkPayload
 from ingest.errors import ConfigError
 from ingest.settings import Settings
 
@@ -147,7 +148,7 @@ def links_posture(settings: Settings) -> str:
 
 
 class DocumentSource(Protocol):
-    def document(self, doc_id: str, groups: Sequence[str]) -> list[dict]: ...
+    def document(self, doc_id: str, groups: Sequence[str]) -> list[ChunkPayload]: ...
 
 
 class LinkSigner:
@@ -247,7 +248,7 @@ def _strip_overlap(previous: str, text: str, max_words: int = 80) -> str:
     return text
 
 
-def render_document(doc_id: str, chunks: Sequence[dict]) -> str:
+def render_document(doc_id: str, chunks: Sequence[ChunkPayload]) -> str:
     """The document's sections in order; each section carries its anchor (heading slug / page=N) as id."""
     title = chunks[0].get("title") or doc_id
     parts = [f"<h1>{html.escape(title)}</h1>"]

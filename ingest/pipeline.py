@@ -29,7 +29,9 @@ from ingest.sparse import BM25Encoder
 
 # Changes whenever files are read or cut differently (parsing, sentences, chunk payload), so an
 # upgrade re-reads every file on the next ingest instead of keeping chunks made the old way.
-READER_VERSION = "2026-11b: whole paragraphs, table rows, one sentence splitter, audience for everyone"
+READER_VERSION = (
+    "2026-11b: whole paragraphs, table rows, one sentence splitter, audience for everyone"
+)
 
 
 @dataclass
@@ -198,7 +200,8 @@ class Ingester:
                 dense[e.name + SENTENCES] = [[next(flat) for _ in group] for group in per_chunk]
         points = []
         for i, c in enumerate(chunks):
-            payload = c.payload() | {"doc_chunks": None}
+            payload = c.payload()
+            payload["doc_chunks"] = None
             points.append(
                 PointData(
                     id=point_id(c.doc_id, c.seq),

@@ -318,8 +318,10 @@ def chat(deps, person: Person, args) -> int:
 
 
 def cmd_eval(args, settings: Settings) -> int:
+    from agent.assistant import build_assistant
     from agent.evaluation import load_golden, run_eval
     from bot.app import build_deps
+    from bot.directory import groups_of
 
     golden = load_golden(args.golden or EXAMPLES / "golden.yaml")
     kinds = {k.strip() for k in args.kind.split(",") if k.strip()}

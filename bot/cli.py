@@ -338,7 +338,7 @@ def cmd_eval(args, settings: Settings) -> int:
     if not deps.index.count():
         run_ingest(deps, EXAMPLES / "handbook", [])
     with console.status("asking the golden questions…"):
-        report = asyncio.run(run_eval(deps, golden))
+        report = asyncio.run(run_eval(build_assistant(deps), golden, groups_of(deps.directory)))
     console.print(report.table())
     console.print(report.kind_table())
     if args.failures:
@@ -355,7 +355,15 @@ def cmd_serve(args, settings: Settings) -> int:
 
 
 def cmd_bench(args, settings: Settings) -> int:
-    from agent import bench
+    try:
+        from benchmarks import retrieval as bench
+    except ModuleNotFoundError as exc:
+        if exc.name != "benchmarks":
+            raise
+        raise ConfigError(
+            "the benchmarks are not part of this install (the container image leaves them out); "
+            "run `footnote bench` from a checkout of the repository after `make install`"
+        ) from exc
 
     if args.what == "ingest":
         return bench.ingest(settings, args.eval_dir)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agent.passages import Passage
+from ingest.languages import CJK
 from ingest.sentences import sentences
 
 UnitKind = Literal["sentence", "row", "item", "label", "question"]
@@ -22,7 +23,6 @@ UnitKind = Literal["sentence", "row", "item", "label", "question"]
 _ITEM = re.compile(r"^\s*(?:[-–—•·▪*]|\d{1,2}[.)])\s+")
 _CELL = re.compile(r"^([^:·]{1,60}):\s*(.+)$")
 _ENDS = re.compile(r"[.!?。！？:;)\]]$")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 
 
 @dataclass
@@ -41,7 +41,7 @@ class Unit:
         """A sentence, item or row that can stand as an answer (not "2." or a lone word)."""
         words = len(re.findall(r"\w+", self.text))
         return self.kind == "row" or (
-            self.kind in ("sentence", "item") and (words >= 4 or _CJK.search(self.text) is not None)
+            self.kind in ("sentence", "item") and (words >= 4 or CJK.search(self.text) is not None)
         )
 
 

@@ -23,9 +23,11 @@ _VERSION = re.compile(r"(?<![\w.])[vV]?(\d+)[._](\d+)(?:[._](\d+))?(?:[._](\d+))
 # Chinese and Japanese: kana, Han (CJK unified ideographs and extensions A, compatibility). The
 # one definition of "CJK" in the code base (the chunker counts these characters one token each).
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_CJK = re.compile(f"[{CJK_CHARS}]")
-_KANA = re.compile(r"[\u3040-\u30ff]")
+KANA_CHARS = "\u3040-\u30ff"  # hiragana and katakana
+CJK = re.compile(f"[{CJK_CHARS}]")
+_CJK = CJK
+_HAN = re.compile(f"[{CJK_CHARS.removeprefix(KANA_CHARS)}]")
+_KANA = re.compile(f"[{KANA_CHARS}]")
 _KATAKANA_RUN = re.compile(r"[\u30a0-\u30ffー]{2,}")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _UK_ONLY = re.compile(r"[іїєґІЇЄҐ]")

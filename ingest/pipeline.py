@@ -29,9 +29,7 @@ from ingest.sparse import BM25Encoder
 
 # Changes whenever files are read or cut differently (parsing, sentences, chunk payload), so an
 # upgrade re-reads every file on the next ingest instead of keeping chunks made the old way.
-READER_VERSION = (
-    "2026-11b: whole paragraphs, table rows, one sentence splitter, audience for everyone"
-)
+READER_VERSION = "2026-12: whole paragraphs, table rows, one sentence splitter (scope sentences too), one CJK range"
 
 
 @dataclass

@@ -149,8 +149,12 @@ class AnswerLoop(Workflow):
                     lang=run.lang,
                 )
             )
-        name = asked_document(route.question) if route.kind == "question" else None
-        if name:  # "show me the travel policy": the document itself, if the asker may read it
+        # "show me the travel policy": the document itself, if the asker may read it. The
+        # offline route spells the words right; a model's route may reword the request.
+        name = None
+        if route.kind == "question":
+            name = asked_document(route.question) or asked_document(resolved.question)
+        if name:
             await run.say(f"opening {name}…")
             t1 = time.perf_counter()
             sections = await asyncio.to_thread(find_document, run.tools, name)

@@ -109,3 +109,17 @@ def test_a_thin_passage_is_answered_from_its_whole_section(assistant, handbook_d
     )
     (kept,) = asyncio.run(loop._widen(bob, [thin]))
     assert kept is thin and not bob.trace
+
+
+def test_with_an_llm_the_request_is_read_from_the_askers_words(handbook_deps):
+    """A model's route may reword "show me …" into a question; the asker's own words still open
+    the document, and the model is asked nothing more."""
+    from agent.llm_reasoner import LLMReasoner
+    from tests.agent.openai_fake import ScriptedLLM
+
+    cheap, strong = ScriptedLLM(), ScriptedLLM()
+    cheap.enqueue({"kind": "question", "question": "What does the business travel policy say?"})
+    assistant = build_assistant(handbook_deps, reasoner=LLMReasoner(cheap, strong))
+    a = ask(assistant, "bob", "show me the travel policy")
+    assert opened(a).endswith(TRAVEL) and a.text.startswith("Business Travel Policy")
+    assert len(cheap.prompts) == 1 and not strong.prompts and not cheap.replies

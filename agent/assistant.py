@@ -20,6 +20,7 @@ from agent.terms import TermStats
 from agent.tools import Toolbox, TurnTools
 from agent.traces import SqliteTraceStore, TraceStore
 from agent.turns import Answer, Turn
+from ingest.documents import ChunkPayload
 from ingest.languages import detect_lang
 
 log = logging.getLogger(__name__)
@@ -119,7 +120,7 @@ class Assistant:
             ticket={"id": ticket.id, "link": ticket.link},
         )
 
-    def document(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
+    def document(self, doc_id: str, groups: Sequence[str]) -> list[ChunkPayload]:
         return self.box.index.chunks(doc_id, groups)
 
 

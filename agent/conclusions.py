@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from agent.messages import say
-from agent.retrieval import Passage
+from agent.passages import Passage, ToolRecord
 from agent.units import Unit, units_of
 from agent.values import quantities, ranges
 
@@ -71,7 +71,7 @@ def tool_passage(record: dict, today: date, lang: str) -> Passage:
         owner="",
         lang="en",
         score=1.0,
-        extra={"tool": TOOL, "record": record, "today": today.isoformat()},
+        tool=ToolRecord(TOOL, record, today),
     )
 
 
@@ -98,7 +98,7 @@ def _latest_order(record: dict) -> dict | None:
 def _rule_units(passages: Sequence[Passage]) -> list[tuple[int, Unit]]:
     out = []
     for i, p in enumerate(passages):
-        if p.extra.get("tool"):
+        if p.tool:
             continue
         out += [(i, u) for u in units_of(p, i) if u.quotable]
     return out
@@ -139,11 +139,11 @@ def _price(question: str, rules: list[tuple[int, Unit]]) -> tuple[int, Unit, flo
 
 def conclude(question: str, passages: Sequence[Passage], lang: str) -> list[Conclusion]:
     """What follows from the CRM record (the tool passage) and the rules found, for ``question``."""
-    tool = next((i for i, p in enumerate(passages) if p.extra.get("tool") == TOOL), None)
-    if tool is None:
+    tool = next((i for i, p in enumerate(passages) if p.tool and p.tool.tool == TOOL), None)
+    found = passages[tool].tool if tool is not None else None
+    if tool is None or found is None:
         return []
-    record = passages[tool].extra.get("record") or {}
-    today = date.fromisoformat(passages[tool].extra.get("today") or date.today().isoformat())
+    record, today = found.record, found.today
     order = _latest_order(record)
     rules = _rule_units(passages)
     out: list[Conclusion] = []

@@ -28,8 +28,11 @@ from pathlib import Path
 import yaml
 from rich.table import Table
 
-from agent.assistant import Assistant, build_assistant
+from agent.assistant import Assistant
 from agent.turns import Answer, Message, Turn
+
+# user id → the groups they read as (empty for someone unknown): the directory, seen from here
+GroupsOf = Callable[[str], Sequence[str]]
 
 ORIGINAL_SET = "v1"
 REFUSED = "unknown"
@@ -259,20 +262,21 @@ def _cell(metric: str, value: float) -> str:
 
 
 async def run_eval(
-    deps, golden: list[GoldenItem], assistant: Assistant | None = None
+    assistant: Assistant, golden: list[GoldenItem], groups_of: GroupsOf
 ) -> EvalReport:
-    """Ask every item as its asker (and, for a channel item, with its members), score it."""
-    assistant = assistant or build_assistant(deps)
+    """Ask every item as its asker (and, for a channel item, with its members), score it.
+    ``groups_of`` names each asker's groups, as the chat adapters' directory would."""
     report = EvalReport()
     for item in golden:
-        groups = item.groups if item.groups is not None else _groups(deps, item.user)
+        groups = item.groups if item.groups is not None else tuple(groups_of(item.user))
         members: tuple[tuple[str, ...], ...] = ()
         if item.channel:
-            members = tuple(dict.fromkeys([groups, *(_groups(deps, m) for m in item.channel)]))
+            others = (tuple(groups_of(m)) for m in item.channel)
+            members = tuple(dict.fromkeys([groups, *others]))
 
         ranks: list[int] = []
         if not item.turns:
-            hits = deps.retriever.search(item.question, groups, top_k=10)
+            hits = assistant.box.retriever.search(item.question, groups, top_k=10)
             docs = list(dict.fromkeys(h.doc_id for h in hits))
             ranks = [
                 next((i + 1 for i, d in enumerate(docs) if _is_expected(d, [s])), 0)
@@ -305,8 +309,3 @@ def _turn(
         history=history,
         today=item.today,
     )
-
-
-def _groups(deps, user: str) -> tuple[str, ...]:
-    person = deps.directory.find(user)
-    return tuple(person.groups) if person else ()

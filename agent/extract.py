@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from agent.messages import say
+from agent.passages import Passage
 from agent.questions import Asks, matches_kind, required_terms
 from agent.reasoning import Sentence
-from agent.retrieval import Passage
 from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
 from agent.units import Unit, units
@@ -130,10 +130,10 @@ def score_units(
     q_tokens = _tokens(question, asks.lang)
     identifiers, names = required_terms(question, asks.lang)
     scored: list[Scored] = []
-    all_units = units(passages, sims_key="sentence_sims_use")
+    all_units = units(passages, sentence_model="use")
     for unit in all_units:
         p = passages[unit.passage]
-        if not unit.quotable or p.extra.get("tool"):
+        if not unit.quotable or p.tool:
             continue
         cross = p.lang != asks.lang
         toks = _tokens(unit.text, p.lang)
@@ -159,7 +159,7 @@ def score_units(
         # the value asked about decides between rows that are otherwise about the question
         cell = _cell_fit(q_tokens, unit, p.lang)
         base += (_value_fit(asks, unit, p.lang) + cell) * min(1.0, 2 * base)
-        base += 0.08 * p.extra.get("grade", 0.0)
+        base += 0.08 * p.scores.grade
         base -= 0.3 * min(len(missing), 2) + 0.15 * min(len(unnamed), 2)  # another ticket, office…
         if about:
             base += 0.15

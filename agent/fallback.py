@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from agent.retrieval import Passage, Retriever
+from agent.passages import Passage
+from agent.retrieval import Retriever
 
 
 class Fallback(Protocol):
@@ -24,6 +25,6 @@ class CollectionFallback:
     def search(self, query: str, groups: Sequence[str]) -> list[Passage]:
         passages = self.retriever.search(query, groups, top_k=self.top_k)
         for p in passages:
-            p.extra["external"] = True
+            p.external = True
             p.title = f"{p.title} ({self.label})"
         return passages

@@ -32,8 +32,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
+from agent.passages import Passage
 from agent.reasoning import Check, Draft, Grade, Reasoner, Route, UnusableReply
-from agent.retrieval import Passage
 from agent.turns import Message
 
 log = logging.getLogger(__name__)

@@ -40,6 +40,7 @@ from llama_index.core.output_parsers.utils import extract_json_str
 from llama_index.core.prompts import ChatPromptTemplate
 from pydantic import BaseModel, Field
 
+from agent.passages import Passage
 from agent.reasoning import (
     Check,
     Draft,
@@ -50,7 +51,6 @@ from agent.reasoning import (
     Sentence,
     UnusableReply,
 )
-from agent.retrieval import Passage
 from agent.turns import Message
 from ingest.errors import ConfigError
 

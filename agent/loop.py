@@ -18,15 +18,17 @@ from typing import Any, Literal
 from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
 
 from agent.conclusions import tool_passage
+from agent.documents import asked_document, find_document, outline
 from agent.fallback_reasoner import take_llm_fallback
 from agent.followups import resolve
 from agent.messages import quote_list, say
+from agent.passages import Passage
 from agent.reasoning import Draft, Grade, Reasoner, Route
-from agent.retrieval import Passage
 from agent.scope import applies, asked_for, audiences_of
 from agent.telemetry import TurnTelemetry
 from agent.tools import NO_CRM_ACCESS_HERE, TurnTools
 from agent.turns import Answer, Citation, Status, TraceStep, Turn, quoted
+from ingest.chunk import count_tokens
 from ingest.languages import detect_lang
 
 MAX_ROUNDS = 3
@@ -35,6 +37,10 @@ MAX_PASSAGES = 8
 # searched at most MAX_ROUNDS times with a query of at most MAX_QUERY_CHARS.
 MAX_SUBQUESTIONS = 4
 MAX_QUERY_CHARS = 500
+# Small-to-big: a passage under THIN_TOKENS on one line is read with its whole section, when the
+# section is at most MAX_SECTION_TOKENS long.
+THIN_TOKENS = 8
+MAX_SECTION_TOKENS = 600
 # A question that asks for a customer's contact details (CRM contact fields are left out otherwise).
 _ASKS_CONTACT = re.compile(
     r"\b(contact|e-?mail|phone|call|reach|mobile|who is)\b|пошт|телефон|контакт|邮箱|电话|联系|メール|電話|連絡",
@@ -143,6 +149,30 @@ class AnswerLoop(Workflow):
                     lang=run.lang,
                 )
             )
+        # "show me the travel policy": the document itself, if the asker may read it. The
+        # offline route spells the words right; a model's route may reword the request.
+        name = None
+        if route.kind == "question":
+            name = asked_document(route.question) or asked_document(resolved.question)
+        if name:
+            await run.say(f"opening {name}…")
+            t1 = time.perf_counter()
+            sections = await asyncio.to_thread(find_document, run.tools, name)
+            run.record(
+                "get_document",
+                t1,
+                decision="found" if sections else "none",
+                reason=sections[0].doc_id if sections else name,
+                queries=[name],
+                hits=len(sections),
+            )
+            if sections:
+                text, citations = outline(sections, run.lang)
+                return StopEvent(
+                    result=Answer(
+                        text, "answered", citations, trace=run.trace, searched=[name], lang=run.lang
+                    )
+                )
         if route.kind == "crm" and route.customer_id:
             await run.say(f"looking up customer {route.customer_id}…")
             t1 = time.perf_counter()
@@ -230,7 +260,7 @@ class AnswerLoop(Workflow):
             got = run.grades.setdefault(sq, {})
             for p, g in zip(passages, grades, strict=False):
                 got[p.chunk_id] = g
-                p.extra["grade"] = g.score
+                p.scores.grade = g.score
             kept = [
                 p.chunk_id for p, g in zip(passages, grades, strict=False) if g.label != "off_topic"
             ]
@@ -275,7 +305,7 @@ class AnswerLoop(Workflow):
     @step
     async def answer(self, ev: AnswerEvent) -> SearchEvent | StopEvent:
         run = ev.run
-        passages = run.tool_results + _scoped(run, _selected(run))
+        passages = run.tool_results + await self._widen(run, _scoped(run, _selected(run)))
         await run.say("writing the answer…")
         draft, answered = await self._write(run, passages)
         if await self._search_again(run, draft) or self._search_for_audiences(run, draft, passages):
@@ -285,13 +315,36 @@ class AnswerLoop(Workflow):
             t0 = time.perf_counter()
             extra = await asyncio.to_thread(self.fallback.search, run.question, run.turn.groups)
             for p in extra:
-                p.extra["external"] = True
+                p.external = True
             run.record("fallback", t0, hits=len(extra))
             if extra:
                 external_draft, external_ok = await self._write(run, extra[:MAX_PASSAGES])
                 if external_ok:
                     draft, answered, passages = external_draft, True, extra[:MAX_PASSAGES]
         return StopEvent(result=_compose(run, draft, passages, answered))
+
+    async def _widen(self, run: Run, passages: list[Passage]) -> list[Passage]:
+        """Small-to-big: a passage too thin to answer from alone (a heading, one short line)
+        gives way to the whole section it was cut from, read under the same access."""
+        thin = [i for i, p in enumerate(passages) if _thin(p)]
+        if not thin:
+            return passages
+        t0 = time.perf_counter()
+        sections = await asyncio.gather(
+            *(asyncio.to_thread(run.tools.section, passages[i]) for i in thin)
+        )
+        out, widened = list(passages), []
+        for i, section in zip(thin, sections, strict=True):
+            if section is None or section.text == passages[i].text:
+                continue
+            if count_tokens(section.body) > MAX_SECTION_TOKENS:
+                continue
+            section.score, section.scores.grade = passages[i].score, passages[i].scores.grade
+            out[i] = section
+            widened.append(passages[i].chunk_id)
+        if widened:
+            run.record("widen", t0, decision=f"{len(widened)} section(s)", kept=widened)
+        return out
 
     async def _search_again(self, run: Run, draft: Draft) -> bool:
         """The passages were about the question but none answered a part of it: search once more
@@ -371,6 +424,12 @@ class AnswerLoop(Workflow):
         return draft, bool(draft.sentences) and check.answers_question
 
 
+def _thin(p: Passage) -> bool:
+    """A heading or one short line: too little to answer from without its section."""
+    body = p.body.strip()
+    return not p.tool and not p.external and "\n" not in body and count_tokens(body) < THIN_TOKENS
+
+
 def _todo(run: Run) -> list[str]:
     """The parts still to search for: not yet found, or sent back by the answer step."""
     return [sq for sq in run.subquestions if sq in run.again or not _enough(run.grades.get(sq, {}))]
@@ -448,8 +507,8 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
                     anchor=p.anchor,
                     quote=quote[:300],
                     updated=p.updated,
-                    external=bool(p.extra.get("external")),
-                    tool=str(p.extra.get("tool", "")),
+                    external=p.external,
+                    tool=p.tool.tool if p.tool else "",
                 )
             )
         return number[p.chunk_id]

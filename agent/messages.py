@@ -180,6 +180,22 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ja": "{count} × {price} = 月額 {total} です。",
         "de": "Das sind {count} × {price} = {total} pro Monat.",
     },
+    "document_outline": {
+        "en": "{title} ({updated}), {count} sections:",
+        "uk": "{title} ({updated}), розділів: {count}:",
+        "ru": "{title} ({updated}), разделов: {count}:",
+        "zh": "{title}（{updated}），共 {count} 节：",
+        "ja": "{title}（{updated}）、{count} 節：",
+        "de": "{title} ({updated}), {count} Abschnitte:",
+    },
+    "more_sections": {
+        "en": "… and {count} more sections.",
+        "uk": "… і ще розділів: {count}.",
+        "ru": "… и ещё разделов: {count}.",
+        "zh": "……另有 {count} 节。",
+        "ja": "…ほか {count} 節。",
+        "de": "… und {count} weitere Abschnitte.",
+    },
     "crm_record": {
         "en": "CRM record of customer {customer}",
         "uk": "Запис CRM про клієнта {customer}",

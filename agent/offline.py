@@ -24,9 +24,9 @@ import numpy as np
 from agent.conclusions import conclude
 from agent.extract import Extract, Scored, heading, newest_first, score_units
 from agent.messages import say
+from agent.passages import Passage
 from agent.questions import Asks, asks, matches_kind
 from agent.reasoning import Check, Draft, Grade, GradeLabel, Route, Sentence
-from agent.retrieval import Passage
 from agent.scope import applies, unit_audience
 from agent.terms import QUESTION_WORDS, TermStats, coverage
 from agent.turns import Message
@@ -133,10 +133,10 @@ def _parts(question: str) -> list[str]:
 
 
 def similarity(p: Passage, cross_lingual: bool) -> float:
-    sims = p.extra
+    cosine = p.scores.cosine
     if cross_lingual:
-        return sims.get("sim_use", sims.get("sim_cohere", 0.0))
-    return max((v for k, v in sims.items() if k.startswith("sim_")), default=0.0)
+        return cosine.get("use", cosine.get("cohere", 0.0))
+    return max(cosine.values(), default=0.0)
 
 
 class OfflineReasoner:
@@ -243,7 +243,7 @@ class OfflineReasoner:
             cross = p.lang != q_lang
             sim = similarity(p, cross)
             sim_n = min(max((sim - 0.15) / 0.45, 0.0), 1.0)
-            sentence = max(p.extra.get("sentence_sims_use") or [0.0])
+            sentence = max(p.scores.sentence_cosines.get("use") or [0.0])
             sentence_n = min(max((sentence - 0.25) / 0.45, 0.0), 1.0)
             if cross or not seen:
                 score = max(sim_n, sentence_n)
@@ -283,7 +283,7 @@ class OfflineReasoner:
         # RM3-style, from passages that were at least partly on topic: the words they use most
         # (count × rarity) that the question lacks. Off-topic passages would only add noise, so
         # without any, the question's own key terms are searched on their own.
-        good = [p for p in passages[:3] if p.extra.get("grade", 0.0) >= self.partial_at]
+        good = [p for p in passages[:3] if p.scores.grade >= self.partial_at]
         if not good:
             keys = [
                 w
@@ -340,7 +340,7 @@ class OfflineReasoner:
 
         conclusions = conclude(question, passages, lang)
         for i, p in enumerate(passages):
-            if p.extra.get("tool"):
+            if p.tool:
                 for line in _tool_lines(p, question, bool(conclusions)):
                     add(Sentence(line, [i], score=1.0))
         for c in conclusions:

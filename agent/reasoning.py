@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from agent.retrieval import Passage
+from agent.passages import Passage
 from agent.turns import Message
 
 RouteKind = Literal["smalltalk", "question", "crm", "ticket"]

@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
+from agent.passages import Passage
+
 if TYPE_CHECKING:
-    from agent.retrieval import Passage
     from agent.settings import CohereSettings
 
 
 class Reranker(Protocol):
     def rerank(self, query: str, passages: list[Passage], top_n: int) -> list[Passage]:
-        """The ``top_n`` most relevant of ``passages``, best first, each with ``extra["rerank"]``."""
+        """The ``top_n`` most relevant of ``passages``, best first, each with ``scores.rerank``."""
         ...
 
 
@@ -51,7 +52,8 @@ class CohereReranker:
         out = []
         for result in resp.json()["results"]:
             p = passages[result["index"]]
-            out.append(replace(p, extra={**p.extra, "rerank": float(result["relevance_score"])}))
+            score = float(result["relevance_score"])
+            out.append(replace(p, scores=replace(p.scores, rerank=score)))
         return out
 
 

@@ -12,74 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from agent.passages import Passage
 from agent.rerank import Reranker
 from agent.settings import RetrievalSettings
 from ingest.embed import Embedder
 from ingest.index import SENTENCES, Hit, HybridQuery, Index, is_sentences
 from ingest.languages import detect_lang
 from ingest.sparse import BM25Encoder, check_against
-
-
-@dataclass
-class Passage:
-    doc_id: str
-    chunk_id: str
-    parent_id: str
-    title: str
-    breadcrumbs: str
-    text: str
-    source: str
-    link: str
-    anchor: str
-    page: int | None
-    updated: str
-    owner: str
-    lang: str
-    score: float
-    url: str | None = None
-    audience: tuple[str, ...] = ()  # who its text is written for; () = everyone
-    extra: dict = field(default_factory=dict)  # reranker / grader scores
-
-    @property
-    def body(self) -> str:
-        """The text without its breadcrumb header."""
-        head = self.breadcrumbs + "\n\n"
-        return self.text[len(head) :] if self.text.startswith(head) else self.text
-
-    @classmethod
-    def from_hit(cls, hit: Hit) -> Passage:
-        p = hit.payload
-        return cls(
-            doc_id=p["doc_id"],
-            chunk_id=p["chunk_id"],
-            parent_id=p.get("parent_id", ""),
-            title=p.get("title", ""),
-            breadcrumbs=p.get("breadcrumbs", ""),
-            text=p.get("text", ""),
-            source=p.get("source", ""),
-            link=link_for(p),
-            anchor=p.get("anchor", ""),
-            page=p.get("page"),
-            updated=p.get("updated", ""),
-            owner=p.get("owner", ""),
-            lang=p.get("lang", "en"),
-            score=hit.score,
-            url=p.get("url"),
-            audience=tuple(p.get("audience") or ()),
-        )
-
-
-def link_for(payload: dict) -> str:
-    """The source's own URL when it has one, else the local path with a page or heading anchor."""
-    base = payload.get("url") or payload.get("source", "")
-    if payload.get("page"):
-        return f"{base}#page={payload['page']}"
-    anchor = payload.get("anchor") or ""
-    return f"{base}#{anchor}" if anchor and not anchor.startswith("page=") else base
 
 
 @dataclass
@@ -187,14 +130,14 @@ class Retriever:
             if found:
                 cosines = np.array([hits[i].vectors[name] for i in found]) @ np.array(vector)
                 for i, cosine in zip(found, cosines.tolist(), strict=True):
-                    passages[i].extra[f"sim_{name}"] = cosine
+                    passages[i].scores.cosine[name] = cosine
             for i, hit in enumerate(hits):
                 rows = hit.vectors.get(name + SENTENCES)
                 if rows:  # the cosine of each sentence of the chunk, in order
                     sims = (
                         np.asarray(rows, dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
                     ).tolist()
-                    passages[i].extra[f"sentence_sims_{name}"] = sims
+                    passages[i].scores.sentence_cosines[name] = sims
         if self.reranker and passages:
             passages = self.reranker.rerank(query, passages, top_k)
         return passages[:top_k]

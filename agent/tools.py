@@ -15,13 +15,16 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 
 from llama_index.core.tools import FunctionTool
 
 from agent.actions import PendingActions, StateUnavailable
 from agent.desk import CRM
-from agent.retrieval import Filters, Passage, Retriever
+from agent.passages import Passage
+from agent.retrieval import Filters, Retriever
 from agent.turns import PendingAction, Turn
+from ingest.chunk import strip_overlap
 from ingest.index import Index
 
 log = logging.getLogger(__name__)
@@ -64,14 +67,39 @@ class TurnTools:
         )
 
     def get_document(self, doc_id: str) -> str:
-        """The whole text of one document, if the asker may read it."""
+        """The whole text of one document, section by section, if the asker may read it."""
+        sections = self.sections(doc_id)
+        if not sections:
+            return f"No document {doc_id!r} that you may read."
+        return "\n\n".join(s.text for s in sections)
+
+    def sections(self, doc_id: str) -> list[Passage]:
+        """The document's sections in order, each one passage (its chunks joined, the overlap
+        between them dropped), if the asker, and in a channel every member, may read it."""
         chunks = self.box.index.chunks(doc_id, self.turn.groups)
         for member in self.turn.member_groups:
             allowed = {c["chunk_id"] for c in self.box.index.chunks(doc_id, member)}
             chunks = [c for c in chunks if c["chunk_id"] in allowed]
-        if not chunks:
-            return f"No document {doc_id!r} that you may read."
-        return "\n\n".join(c["text"] for c in chunks)
+        out: list[Passage] = []
+        for parent, group in groupby(chunks, key=lambda c: c.get("parent_id") or c["chunk_id"]):
+            first, *rest = list(group)
+            section = Passage.from_payload(first)
+            body, previous = section.body, section.body
+            for chunk in rest:
+                more = Passage.from_payload(chunk).body
+                body += "\n" + strip_overlap(previous, more)
+                previous = more
+            section.chunk_id = parent
+            section.text = f"{section.breadcrumbs}\n\n{body}" if section.breadcrumbs else body
+            out.append(section)
+        return out
+
+    def section(self, passage: Passage) -> Passage | None:
+        """The whole section a passage was cut from (small-to-big), under the same access."""
+        if not passage.parent_id or passage.tool or passage.external:
+            return None
+        found = [s for s in self.sections(passage.doc_id) if s.chunk_id == passage.parent_id]
+        return found[0] if found else None
 
     def query_crm(self, customer_id: str, include_contact: bool = False) -> dict:
         """Plan, status and orders of one customer from the CRM; contact details only when

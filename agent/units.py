@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agent.retrieval import Passage
+from agent.passages import Passage
+from ingest.languages import CJK
 from ingest.sentences import sentences
 
 UnitKind = Literal["sentence", "row", "item", "label", "question"]
@@ -22,7 +23,6 @@ UnitKind = Literal["sentence", "row", "item", "label", "question"]
 _ITEM = re.compile(r"^\s*(?:[-–—•·▪*]|\d{1,2}[.)])\s+")
 _CELL = re.compile(r"^([^:·]{1,60}):\s*(.+)$")
 _ENDS = re.compile(r"[.!?。！？:;)\]]$")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 
 
 @dataclass
@@ -44,7 +44,7 @@ class Unit:
         labelled = self.kind == "item" and words >= 3 and re.match(r"[^:]{2,30}:\s*\S", self.text)
         return self.kind == "row" or (
             self.kind in ("sentence", "item")
-            and (words >= 4 or bool(labelled) or _CJK.search(self.text) is not None)
+            and (words >= 4 or bool(labelled) or CJK.search(self.text) is not None)
         )
 
 
@@ -76,8 +76,9 @@ def _is_label(line: str, following: str) -> bool:
     )
 
 
-def units_of(passage: Passage, index: int, sims_key: str = "") -> list[Unit]:
-    """The units of one passage, in order; ``sims_key`` names its per-sentence similarities."""
+def units_of(passage: Passage, index: int, sentence_model: str = "") -> list[Unit]:
+    """The units of one passage, in order; ``sentence_model`` names the embedder whose
+    per-sentence similarities they carry."""
     body = passage.body
     crumbs = [c.strip() for c in passage.breadcrumbs.split(">") if c.strip()]
     label = crumbs[-1] if len(crumbs) > 1 else ""
@@ -105,7 +106,7 @@ def units_of(passage: Passage, index: int, sims_key: str = "") -> list[Unit]:
             )
             out.append(Unit(text.strip(), index, len(out), kind, label, line=n))
     # the per-sentence similarities were computed over sentences(body), which is this order
-    sims = passage.extra.get(sims_key) if sims_key else None
+    sims = passage.scores.sentence_cosines.get(sentence_model) if sentence_model else None
     flat = sentences(body)
     if sims and len(sims) == len(flat) == len(out):
         for unit, sim in zip(out, sims, strict=True):
@@ -113,5 +114,5 @@ def units_of(passage: Passage, index: int, sims_key: str = "") -> list[Unit]:
     return out
 
 
-def units(passages: Sequence[Passage], sims_key: str = "") -> list[Unit]:
-    return [u for i, p in enumerate(passages) for u in units_of(p, i, sims_key)]
+def units(passages: Sequence[Passage], sentence_model: str = "") -> list[Unit]:
+    return [u for i, p in enumerate(passages) for u in units_of(p, i, sentence_model)]

@@ -321,8 +321,10 @@ def chat(deps, person: Person, args) -> int:
 
 
 def cmd_eval(args, settings: Settings) -> int:
+    from agent.assistant import build_assistant
     from agent.evaluation import load_golden, run_eval
     from bot.app import build_deps
+    from bot.directory import groups_of
 
     golden = load_golden(args.golden or EXAMPLES / "golden.yaml")
     kinds = {k.strip() for k in args.kind.split(",") if k.strip()}
@@ -339,7 +341,7 @@ def cmd_eval(args, settings: Settings) -> int:
     if not deps.index.count():
         run_ingest(deps, EXAMPLES / "handbook", [])
     with console.status("asking the golden questions…"):
-        report = asyncio.run(run_eval(deps, golden))
+        report = asyncio.run(run_eval(build_assistant(deps), golden, groups_of(deps.directory)))
     console.print(report.table())
     console.print(report.kind_table())
     if args.failures:
@@ -356,7 +358,15 @@ def cmd_serve(args, settings: Settings) -> int:
 
 
 def cmd_bench(args, settings: Settings) -> int:
-    from agent import bench
+    try:
+        from benchmarks import retrieval as bench
+    except ModuleNotFoundError as exc:
+        if exc.name != "benchmarks":
+            raise
+        raise ConfigError(
+            "the benchmarks are not part of this install (the container image leaves them out); "
+            "run `footnote bench` from a checkout of the repository after `make install`"
+        ) from exc
 
     if args.what == "ingest":
         return bench.ingest(settings, args.eval_dir)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -25,6 +26,16 @@ class Directory(Protocol):
     def find(self, key: str) -> Person | None:
         """Look a person up by user id, e-mail, Slack id or Teams id."""
         ...
+
+
+def groups_of(directory: Directory) -> Callable[[str], tuple[str, ...]]:
+    """user → their groups (none for someone the directory lacks), for code that needs only that."""
+
+    def lookup(user: str) -> tuple[str, ...]:
+        person = directory.find(user)
+        return person.groups if person else ()
+
+    return lookup
 
 
 @dataclass

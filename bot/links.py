@@ -35,6 +35,8 @@ from pydantic import SecretStr
 from agent.turns import Citation
 from bot.directory import Directory
 from bot.settings import Settings
+from ingest.chunk import strip_overlap
+from ingest.documents import ChunkPayload
 from ingest.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -147,7 +149,7 @@ def links_posture(settings: Settings) -> str:
 
 
 class DocumentSource(Protocol):
-    def document(self, doc_id: str, groups: Sequence[str]) -> list[dict]: ...
+    def document(self, doc_id: str, groups: Sequence[str]) -> list[ChunkPayload]: ...
 
 
 class LinkSigner:
@@ -238,16 +240,7 @@ def html_page(title: str, body: str, status: int = 200) -> web.Response:
     )
 
 
-def _strip_overlap(previous: str, text: str, max_words: int = 80) -> str:
-    """Drop the words a chunk repeats from the end of the one before (chunks overlap)."""
-    prev_words, words = previous.split(), text.split()
-    for k in range(min(max_words, len(prev_words), len(words)), 4, -1):
-        if prev_words[-k:] == words[:k]:
-            return " ".join(words[k:])
-    return text
-
-
-def render_document(doc_id: str, chunks: Sequence[dict]) -> str:
+def render_document(doc_id: str, chunks: Sequence[ChunkPayload]) -> str:
     """The document's sections in order; each section carries its anchor (heading slug / page=N) as id."""
     title = chunks[0].get("title") or doc_id
     parts = [f"<h1>{html.escape(title)}</h1>"]
@@ -278,7 +271,7 @@ def render_document(doc_id: str, chunks: Sequence[dict]) -> str:
                 parts.append(f'<h2 class="crumbs">{html.escape(crumbs)}</h2>')
             current, previous = key, ""
         else:
-            text = _strip_overlap(previous, text)
+            text = strip_overlap(previous, text)
         previous = chunk.get("text", "")
         if text:
             parts.append(f"<p>{html.escape(text)}</p>")

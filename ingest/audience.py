@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ingest.documents import Section
+from ingest.sentences import sentences
 
 # Audience → the words that name it, in the languages Footnote reads. Only audiences that
 # exclude each other: a rule for contractors is not a rule for employees, and the other way round.
@@ -87,7 +88,8 @@ def scope_statement(text: str) -> frozenset[str]:
     """The audiences a scope sentence gives ("This policy applies to independent contractors"),
     without those it excludes ("It does not apply to employees")."""
     found: set[str] = set()
-    for sentence in re.split(r"(?<=[.;!?。])\s+", text):
+    clauses = (c for s in sentences(text) for c in re.split(r"(?<=;)\s+", s))
+    for sentence in clauses:
         negative = NOT_APPLIES.search(sentence)
         positive = APPLIES.search(sentence)
         if positive and not (negative and negative.start() <= positive.start()):

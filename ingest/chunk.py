@@ -160,6 +160,16 @@ def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
     return chunks
 
 
+def strip_overlap(previous: str, text: str, max_words: int = 80) -> str:
+    """Drop the words a chunk repeats from the end of the one before it (``_split`` overlaps
+    them), to read a section's chunks as one text again."""
+    prev_words, words = previous.split(), text.split()
+    for k in range(min(max_words, len(prev_words), len(words)), 4, -1):
+        if prev_words[-k:] == words[:k]:
+            return " ".join(words[k:])
+    return text
+
+
 def _hard_split(text: str, span: tuple[int, int], size: int) -> list[tuple[int, int]]:
     """Cut between tokens (between characters for CJK), ``size`` tokens a piece."""
     tokens = [m.span() for m in _TOKEN.finditer(text, span[0], span[1])]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NotRequired, TypedDict
 
 
 @dataclass
@@ -28,6 +29,29 @@ class Document:
     content_hash: str = ""
     url: str | None = None
     audience: list[str] = field(default_factory=list)  # who it is written for; [] = everyone
+
+
+class ChunkPayload(TypedDict):
+    """One index point's payload: all the index keeps of a chunk, and all search gives back."""
+
+    doc_id: str
+    chunk_id: str
+    parent_id: str  # the section it was cut from, for small-to-big
+    seq: int  # its place in the document
+    title: str
+    breadcrumbs: str
+    text: str
+    source: str
+    url: str | None
+    anchor: str  # heading slug, or "page=N"
+    page: int | None
+    updated: str
+    owner: str
+    acl: list[str]
+    lang: str
+    content_hash: str
+    audience: list[str]
+    doc_chunks: NotRequired[int | None]  # the document's chunk count, set when it is written
 
 
 @dataclass
@@ -57,7 +81,7 @@ class Chunk:
         """The text without its breadcrumbs."""
         return self.text.removeprefix(self.breadcrumbs).lstrip("\n")
 
-    def payload(self) -> dict:
+    def payload(self) -> ChunkPayload:
         return {
             "doc_id": self.doc_id,
             "chunk_id": self.chunk_id,

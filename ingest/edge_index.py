@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 from qdrant_edge import (
     Distance,
@@ -37,6 +38,7 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
+from ingest.documents import ChunkPayload
 from ingest.errors import ConfigError
 from ingest.index import (
     TOMBSTONE_ACL,
@@ -96,7 +98,7 @@ class EdgeIndex:
             Point(
                 p.id,
                 {**p.dense, "sparse": SparseVector(p.sparse.indices, p.sparse.values)},
-                p.payload,
+                dict(p.payload),
             )
             for p in points
         ]
@@ -180,7 +182,7 @@ class EdgeIndex:
             Hit(
                 int(p.id),
                 float(p.score),
-                dict(p.payload or {}),
+                cast(ChunkPayload, dict(p.payload or {})),
                 requested_vectors(p.vector, q.with_vectors),
             )
             for p in self.shard.query(request)
@@ -195,14 +197,15 @@ class EdgeIndex:
             )
         return states
 
-    def chunks(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
+    def chunks(self, doc_id: str, groups: Sequence[str]) -> list[ChunkPayload]:
         f = Filter(
             must=[
                 _cond("doc_id", doc_id),
                 FieldCondition(key="acl", match=MatchAny(allowed(groups))),
             ]
         )
-        return sorted(self._scroll(f, True), key=lambda p: p["seq"])
+        payloads = cast(list[ChunkPayload], self._scroll(f, True))
+        return sorted(payloads, key=lambda p: p["seq"])
 
     def texts(self, limit: int) -> list[str]:
         f = Filter(must_not=[_cond("acl", TOMBSTONE_ACL)])

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from ingest.documents import ChunkPayload
 from ingest.sparse import Sparse
 
 TOMBSTONE_ACL = "__deleted__"
@@ -35,14 +36,14 @@ class PointData:
     id: int
     dense: dict[str, list[float] | list[list[float]]]  # name → vector (or sentence multivector)
     sparse: Sparse
-    payload: dict
+    payload: ChunkPayload
 
 
 @dataclass
 class Hit:
     id: int
     score: float
-    payload: dict
+    payload: ChunkPayload
     vectors: dict[str, list[float]] = field(default_factory=dict)  # only those asked for
 
 
@@ -94,7 +95,7 @@ class Index(Protocol):
 
     def documents(self) -> dict[str, DocState]: ...
 
-    def chunks(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
+    def chunks(self, doc_id: str, groups: Sequence[str]) -> list[ChunkPayload]:
         """Every live chunk payload of a document the groups may read, in order."""
         ...
 

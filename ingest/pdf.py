@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ingest.documents import Section
 from ingest.errors import BadDocument
+from ingest.languages import CJK
 
 MARGIN = 0.12  # share of the page height, top and bottom, where running headers and footers sit
 _PAGE_NUMBER = re.compile(
@@ -71,7 +72,7 @@ def join_lines(parts: list[str]) -> str:
             out = part
         elif re.search(r"[^\W\d_]-$", out) and re.match(r"[a-zà-ÿа-яіїєґ]", part):
             out = out[:-1] + part
-        elif re.search(r"[\u3040-\u30ff\u3400-\u9fff]$", out):
+        elif CJK.search(out[-1:]):
             out += part  # CJK wraps without a space
         else:
             out += " " + part

@@ -30,7 +30,7 @@ from ingest.sparse import BM25Encoder, record_in
 # Changes whenever files are read or cut differently (parsing, sentences, chunk payload), so an
 # upgrade re-reads every file on the next ingest instead of keeping chunks made the old way.
 READER_VERSION = (
-    "2026-11d: whole paragraphs, table rows, one sentence splitter, audience for everyone"
+    "2026-12: whole paragraphs, table rows, one sentence splitter, one CJK range, audience"
 )
 
 
@@ -207,7 +207,8 @@ class Ingester:
                 dense[e.name + SENTENCES] = [[next(flat) for _ in group] for group in per_chunk]
         points = []
         for i, c in enumerate(chunks):
-            payload = c.payload() | {"doc_chunks": None}
+            payload = c.payload()
+            payload["doc_chunks"] = None
             points.append(
                 PointData(
                     id=point_id(c.doc_id, c.seq),

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import cast
 
 from qdrant_client import QdrantClient, models
 
+from ingest.documents import ChunkPayload
 from ingest.errors import ConfigError
 from ingest.index import (
     TOMBSTONE_ACL,
@@ -74,7 +76,7 @@ class ServerIndex:
                     **p.dense,
                     "sparse": models.SparseVector(indices=p.sparse.indices, values=p.sparse.values),
                 },
-                payload=p.payload,
+                payload=dict(p.payload),
             )
             for p in points
         ]
@@ -151,7 +153,7 @@ class ServerIndex:
             Hit(
                 int(p.id),
                 float(p.score),
-                dict(p.payload or {}),
+                cast(ChunkPayload, dict(p.payload or {})),
                 requested_vectors(p.vector, q.with_vectors),
             )
             for p in response.points
@@ -164,14 +166,15 @@ class ServerIndex:
             for p in self._scroll(f, ["doc_id", "content_hash", "doc_chunks"])
         }
 
-    def chunks(self, doc_id: str, groups: Sequence[str]) -> list[dict]:
+    def chunks(self, doc_id: str, groups: Sequence[str]) -> list[ChunkPayload]:
         f = models.Filter(
             must=[
                 models.FieldCondition(key="doc_id", match=models.MatchValue(value=doc_id)),
                 models.FieldCondition(key="acl", match=models.MatchAny(any=allowed(groups))),
             ]
         )
-        return sorted(self._scroll(f, True), key=lambda p: p["seq"])
+        payloads = cast(list[ChunkPayload], self._scroll(f, True))
+        return sorted(payloads, key=lambda p: p["seq"])
 
     def texts(self, limit: int) -> list[str]:
         f = models.Filter(

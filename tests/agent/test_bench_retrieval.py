@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.bench import bm25_run, default_eval_dir, evaluate, ingested, load, subset
 from agent.retrieval import Retriever
+from benchmarks.retrieval import bm25_run, default_eval_dir, evaluate, ingested, load, subset
 from bot.settings import Settings
 from ingest.backends import build_embedders, open_index
 from ingest.pipeline import Ingester
@@ -107,7 +107,7 @@ def test_ukrainian_questions_find_the_ukrainian_passage(settings):
 def test_scale_up_clones_jitter_every_vector_and_keep_its_shape():
     import numpy as np
 
-    from agent.bench import clones
+    from benchmarks.retrieval import clones
     from ingest.index import PointData
     from ingest.sparse import Sparse
 

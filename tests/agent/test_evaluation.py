@@ -17,6 +17,7 @@ from agent.assistant import build_assistant, build_reasoner
 from agent.evaluation import EvalReport, GoldenItem, ItemResult, load_golden, run_eval
 from agent.turns import Answer, Citation
 from bot.cli import main as footnote
+from bot.directory import groups_of
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "examples" / "golden.yaml"
@@ -214,7 +215,9 @@ def test_multi_turn_items_ask_the_earlier_turns_first_and_pass_the_real_replies_
     )
     recorder = HistoryRecorder(build_reasoner(handbook_deps))
     assistant = build_assistant(handbook_deps, reasoner=recorder)
-    report = asyncio.run(run_eval(handbook_deps, load_golden(golden), assistant=assistant))
+    report = asyncio.run(
+        run_eval(assistant, load_golden(golden), groups_of(handbook_deps.directory))
+    )
     (result,) = report.results
     first, last = recorder.routed
     assert first == ("How many vacation days can I carry over?", ())
@@ -238,7 +241,11 @@ def test_dated_items_are_answered_as_on_their_date(handbook_deps):
         set="v2",
     )
     report = asyncio.run(
-        run_eval(handbook_deps, [item, replace(item, id="t3", today=date(2026, 11, 1))])
+        run_eval(
+            build_assistant(handbook_deps),
+            [item, replace(item, id="t3", today=date(2026, 11, 1))],
+            groups_of(handbook_deps.directory),
+        )
     )
     on_the_6th, on_the_1st = (r.answer.text for r in report.results)
     assert "2026-09-22 (14 days ago)" in on_the_6th

@@ -20,8 +20,8 @@ from pydantic import SecretStr
 from agent import llm_reasoner
 from agent.llm_reasoner import LLMReasoner, load_prompts
 from agent.llms import build_llms
+from agent.passages import Passage
 from agent.reasoning import Draft, Grade, Route, Sentence, UnusableReply
-from agent.retrieval import Passage
 from agent.settings import LLMSettings
 from agent.turns import Message
 from ingest.errors import ConfigError

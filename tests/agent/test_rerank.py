@@ -10,8 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
+from agent.passages import Passage, Scores
 from agent.rerank import CohereReranker, build_reranker
-from agent.retrieval import Passage, Retriever
+from agent.retrieval import Retriever
 from agent.settings import CohereSettings, RetrievalSettings
 from bot.settings import Settings
 from ingest.edge_index import EdgeIndex
@@ -84,7 +85,7 @@ def passage(i: int, text: str) -> Passage:
         owner="",
         lang="en",
         score=1.0 / (i + 1),
-        extra={"sim_use": 0.5},
+        scores=Scores(cosine={"use": 0.5}),
     )
 
 
@@ -104,7 +105,8 @@ def test_cohere_reranker_sends_the_wire_format_and_reorders(cohere):
     ]
     assert cohere.headers[0]["Authorization"] == "Bearer secret-key"
     assert [p.doc_id for p in out] == ["d1", "d2"]
-    assert out[0].extra == {"sim_use": 0.5, "rerank": pytest.approx(0.5)}  # 3 of 6 query words
+    assert out[0].scores.cosine == {"use": 0.5}
+    assert out[0].scores.rerank == pytest.approx(0.5)  # 3 of 6 query words
 
 
 def test_cohere_reranker_skips_the_call_without_passages(cohere):
@@ -159,5 +161,5 @@ def test_retriever_reranks_a_deeper_list_and_returns_top_k(cohere, tmp_path):
     out = retriever.search("parental leave weeks", ["*"], top_k=2)
     assert len(cohere.bodies[0]["documents"]) == 6 and cohere.bodies[0]["top_n"] == 2
     assert [p.doc_id for p in out][0] == "d5"
-    assert len(out) == 2 and "rerank" in out[0].extra and "sim_use" in out[0].extra
+    assert len(out) == 2 and out[0].scores.rerank is not None and "use" in out[0].scores.cosine
     index.close()

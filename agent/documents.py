@@ -1,0 +1,101 @@
+"""A whole document on request: "show me the travel policy", "open the expense policy".
+
+``asked_document`` reads the request; ``find_document`` searches with the asker's own tools, so
+only a document the asker (and, in a channel, every member) may read can come back, and takes the
+best-ranked one whose title holds every word asked for; ``outline`` is the reply: the title, then
+each section as a line with its citation. A request that names no readable document by its title
+is answered as a question like any other.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.messages import say
+from agent.passages import Passage
+from agent.tools import TurnTools
+from agent.turns import Citation, quoted
+from ingest.languages import detect_lang, tokenize
+
+MAX_OUTLINE = 12  # sections listed; the rest are counted
+# "show me the travel policy", "open the expense policy", "pull up our VPN setup doc, please"
+_OPEN = re.compile(
+    r"^\s*(?:please\s+|can you\s+|could you\s+)?"
+    r"(?:show|open|display|pull up|bring up|give|send)\s+(?:me\s+|us\s+)?"
+    r"(?:the\s+|our\s+|a\s+|an\s+|my\s+)(?P<name>.+?)"
+    r"(?:\s+(?:document|doc|file|page))?(?:,?\s*please)?\s*[.!?]*\s*$",
+    re.I,
+)
+# a question dressed as a request: "show me how to file expenses", "give me the per diem for …"
+_NOT_A_NAME = re.compile(r"\b(?:how|what|when|where|which|who|why|whether|if)\b", re.I)
+
+
+def asked_document(text: str) -> str | None:
+    """The name of the document a request asks to see, or None when it asks something else."""
+    m = _OPEN.match(text)
+    if not m:
+        return None
+    name = m.group("name").strip(" \"'“”‘’")
+    if not name or len(name.split()) > 6 or _NOT_A_NAME.search(name):
+        return None
+    return name
+
+
+def _words(text: str) -> set[str]:
+    return set(tokenize(text, detect_lang(text)))
+
+
+def find_document(tools: TurnTools, name: str) -> list[Passage]:
+    """The sections of the best-ranked readable document whose title (or file name) holds every
+    word of ``name``; [] when there is none."""
+    wanted = _words(name)
+    if not wanted:
+        return []
+    for doc_id in dict.fromkeys(p.doc_id for p in tools.search_docs(name, top_k=10)):
+        sections = tools.sections(doc_id)
+        if sections and wanted <= _words(sections[0].title) | _words(_file_name(doc_id)):
+            return sections
+    return []
+
+
+def _file_name(doc_id: str) -> str:
+    return re.sub(r"[-_.]+", " ", doc_id.rsplit("/", 1)[-1])
+
+
+def outline(sections: list[Passage], lang: str) -> tuple[str, list[Citation]]:
+    """The document as a short reply: its title, then one line per section, each cited."""
+    first = sections[0]
+    head = say(
+        lang,
+        "document_outline",
+        title=quoted(first.title),
+        updated=first.updated[:10] or "?",
+        count=len(sections),
+    )
+    lines, citations = [head], []
+    for n, section in enumerate(sections[:MAX_OUTLINE], 1):
+        heading = section.breadcrumbs.split(" > ", 1)[1] if " > " in section.breadcrumbs else ""
+        label = heading or _first_line(section.body)
+        lines.append(f"• {quoted(label)} [{n}]")
+        citations.append(
+            Citation(
+                n=n,
+                doc_id=section.doc_id,
+                title=section.title,
+                breadcrumbs=section.breadcrumbs,
+                source=section.source,
+                link=section.link,
+                page=section.page,
+                anchor=section.anchor,
+                quote=section.body[:300],
+                updated=section.updated,
+            )
+        )
+    if len(sections) > MAX_OUTLINE:
+        lines.append(say(lang, "more_sections", count=len(sections) - MAX_OUTLINE))
+    return "\n".join(lines), citations
+
+
+def _first_line(text: str, limit: int = 80) -> str:
+    line = text.strip().split("\n", 1)[0]
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

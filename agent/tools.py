@@ -15,14 +15,16 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-from llama_index.core.tools import FunctionTool
+from typing import TYPE_CHECKING
 
 from agent.actions import PendingActions, StateUnavailable
 from agent.desk import CRM
 from agent.retrieval import Filters, Passage, Retriever
 from agent.turns import PendingAction, Turn
 from ingest.index import Index
+
+if TYPE_CHECKING:
+    from llama_index.core.tools import FunctionTool
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +109,9 @@ class TurnTools:
         return action
 
     def as_llama_tools(self) -> list[FunctionTool]:
+        # Imported here: LlamaIndex's core takes ~1.4 s to import and only an LLM uses tools.
+        from llama_index.core.tools import FunctionTool
+
         return [
             FunctionTool.from_defaults(fn=self.search_docs, name="search_docs"),
             FunctionTool.from_defaults(fn=self.get_document, name="get_document"),

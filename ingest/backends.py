@@ -18,7 +18,9 @@ def build_embedders(settings: Settings) -> list[Embedder]:
 
             embedders.append(
                 MiniLMEmbedder(
-                    threads=settings.embedding.threads, batch_size=settings.embedding.batch_size
+                    threads=settings.embedding.threads,
+                    batch_size=settings.embedding.batch_size,
+                    cache_dir=settings.data_dir / "cache",
                 )
             )
         elif name == "use":

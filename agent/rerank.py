@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
-import httpx
-
 if TYPE_CHECKING:
+    import httpx
+
     from agent.retrieval import Passage
     from ingest.settings import Settings
 
@@ -33,6 +33,8 @@ class CohereReranker:
         base_url: str = "https://api.cohere.com",
         client: httpx.Client | None = None,
     ):
+        import httpx  # only with a Cohere key: not a cost every start pays
+
         self.model = model
         self._http = client or httpx.Client(base_url=base_url, timeout=30.0)
         self._headers = {"Authorization": f"Bearer {api_key}"}

@@ -95,9 +95,7 @@ class TermStats:
         return cls(df, len(texts), Speller.from_texts(texts, known))
 
     @classmethod
-    def cached(
-        cls, texts: Iterable[str], known: frozenset[str], path: Path | None
-    ) -> TermStats:
+    def cached(cls, texts: Iterable[str], known: frozenset[str], path: Path | None) -> TermStats:
         """``from_texts``, kept in ``path`` for the next process with the same texts: tokenizing a
         corpus (and loading jieba's and simplemma's dictionaries to do it) is most of the first
         answer's time. The key covers the texts and the code that turns them into terms."""

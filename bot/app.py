@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from agent.retrieval import Retriever
 from agent.telemetry import Telemetry, build_telemetry
 from bot.directory import FileDirectory
 from ingest.backends import build_embedders, open_index
-from ingest.pipeline import Ingester
 from ingest.settings import Settings
 from ingest.sparse import BM25Encoder
+
+if TYPE_CHECKING:
+    from ingest.pipeline import Ingester
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -50,6 +53,10 @@ class Deps:
 
     @cached_property
     def ingester(self) -> Ingester:
+        # Imported here: the parsers (PDF, DOCX, HTML) are a third of a second that answering
+        # a question never needs.
+        from ingest.pipeline import Ingester
+
         return Ingester(self.index, self.embedders, self.sparse, self.settings)
 
     @cached_property

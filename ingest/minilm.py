@@ -107,7 +107,9 @@ class MiniLMEmbedder:
                 model = core.compile_model(core.read_model(bert_graph(weights)), "CPU", config)
             else:
                 config["CACHE_DIR"] = str(self.cache_dir / "openvino")
-                model = core.compile_model(str(cached_graph(weights, self.cache_dir)), "CPU", config)
+                model = core.compile_model(
+                    str(cached_graph(weights, self.cache_dir)), "CPU", config
+                )
             self._tokenizer = tokenizer
             self._model = model
             self._request = self._model.create_infer_request()

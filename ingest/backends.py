@@ -24,7 +24,11 @@ def build_embedders(settings: Settings) -> list[Embedder]:
                 )
             )
         elif name == "use":
-            embedders.append(UseEmbedder(threads=settings.embedding.threads))
+            embedders.append(
+                UseEmbedder(
+                    threads=settings.embedding.threads, cache_dir=settings.data_dir / "cache"
+                )
+            )
         elif name == "cohere":
             if settings.cohere is None:
                 raise ConfigError("embedding model 'cohere' needs FOOTNOTE_COHERE__API_KEY")

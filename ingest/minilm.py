@@ -142,13 +142,18 @@ class MiniLMEmbedder:
         return normalise(out)
 
 
-def cached_graph(weights: Path, cache_dir: Path) -> Path:
-    """The ONNX graph of ``weights`` as a file in ``cache_dir``, written on first use. Its name
-    carries the graph's version and the weights' size and time, so an upgraded package or a
-    changed graph gets a file (and a compiled model) of its own."""
+def graph_file(weights: Path, cache_dir: Path, version: int = GRAPH_VERSION) -> Path:
+    """Where the ONNX graph of ``weights`` is kept: named by the graph's version and the weights'
+    path, size and time, so an upgraded package or a changed graph gets a file (and a compiled
+    model) of its own."""
     stat = weights.stat()
-    key = f"{GRAPH_VERSION}:{weights.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-    path = cache_dir / f"minilm-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx"
+    key = f"{version}:{weights.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+    return cache_dir / f"minilm-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx"
+
+
+def cached_graph(weights: Path, cache_dir: Path) -> Path:
+    """The ONNX graph of ``weights`` as a file in ``cache_dir``, written on first use."""
+    path = graph_file(weights, cache_dir)
     if not path.exists():
         cache_dir.mkdir(parents=True, exist_ok=True)
         # Written aside and renamed: a second process starting at the same time never reads

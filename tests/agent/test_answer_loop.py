@@ -115,7 +115,7 @@ def test_compound_question_is_planned_and_both_parts_cited(assistant):
     plan = next(s for s in a.trace if s.step == "plan")
     assert len(plan.queries) >= 2
     docs = {c.doc_id.rsplit("/", 1)[-1] for c in a.citations}
-    assert {"expense-policy-employees.md", "expense-policy-contractors.pdf"} <= docs, mixed.text
+    assert {"expense-policy-employees.md", "expense-policy-contractors.pdf"} <= docs, a.text
 
 
 def test_follow_up_resolves_against_the_history(assistant):

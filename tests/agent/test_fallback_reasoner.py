@@ -32,7 +32,7 @@ from bot import terminal
 from bot.directory import FileDirectory
 from ingest.errors import ConfigError
 from ingest.settings import LLMSettings, Settings
-from tests.agent.openai_fake import FakeOpenAI, Reply, ScriptedLLM
+from testing.llm import FakeOpenAI, Reply, ScriptedLLM
 from tests.conftest import ROOT
 
 DIRECTORY = FileDirectory.load(ROOT / "examples" / "directory.yaml")

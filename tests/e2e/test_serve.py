@@ -11,6 +11,7 @@ import pytest
 from bot.server import serve
 from ingest.errors import ConfigError
 from ingest.settings import RedisSettings, ServerSettings, Settings, SlackSettings, TeamsSettings
+from testing.slack import FakeSlackAPI, SlackSender, dm_event
 from tests.e2e.conftest import (
     REDIS_URL,
     SIGNING_SECRET,
@@ -18,7 +19,6 @@ from tests.e2e.conftest import (
     TEAMS_APP_PASSWORD,
     free_port,
 )
-from tests.e2e.loopback import FakeSlackAPI, SlackSender, dm_event
 
 
 async def test_serve_builds_everything_from_settings_and_answers(tmp_path, redis_prefix):

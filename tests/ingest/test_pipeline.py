@@ -125,6 +125,7 @@ KILL_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
+@pytest.mark.models  # the ingest runs in a child process, with its own embedders
 def test_a_kill_mid_batch_leaves_each_document_fully_old_or_fully_new(tmp_path):
     docs, data = tmp_path / "docs", tmp_path / "data"
     docs.mkdir()

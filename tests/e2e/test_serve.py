@@ -21,6 +21,7 @@ from tests.e2e.conftest import (
 )
 
 
+@pytest.mark.models  # serve builds its own embedders from the settings, as in production
 async def test_serve_builds_everything_from_settings_and_answers(tmp_path, redis_prefix):
     slack = await FakeSlackAPI().start()
     port = free_port()

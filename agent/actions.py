@@ -13,8 +13,6 @@ import time
 from dataclasses import asdict
 from typing import Protocol
 
-from redis.exceptions import RedisError
-
 from agent.turns import PendingAction
 
 
@@ -55,25 +53,30 @@ class MemoryPendingActions:
 
 class RedisPendingActions:
     def __init__(self, client, prefix: str = "footnote:pending:"):
+        # Imported here: the redis package costs a tenth of a second that `footnote ask`, which
+        # keeps pending actions in memory, never needs.
+        from redis.exceptions import RedisError
+
         self.client, self.prefix = client, prefix
+        self._down = (RedisError, OSError)
 
     def put(self, action: PendingAction) -> None:
         ttl = max(1, int(action.expires_at - time.time()))
         try:
             self.client.set(self.prefix + action.action_id, json.dumps(asdict(action)), ex=ttl)
-        except (RedisError, OSError) as exc:
+        except self._down as exc:
             raise StateUnavailable(f"redis: {exc}") from exc
 
     def take(self, action_id: str) -> PendingAction | None:
         try:
             raw = self.client.getdel(self.prefix + action_id)
-        except (RedisError, OSError) as exc:
+        except self._down as exc:
             raise StateUnavailable(f"redis: {exc}") from exc
         return PendingAction(**json.loads(raw)) if raw else None
 
     def peek(self, action_id: str) -> PendingAction | None:
         try:
             raw = self.client.get(self.prefix + action_id)
-        except (RedisError, OSError) as exc:
+        except self._down as exc:
             raise StateUnavailable(f"redis: {exc}") from exc
         return PendingAction(**json.loads(raw)) if raw else None

@@ -8,6 +8,7 @@ import threading
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from agent.actions import MemoryPendingActions, PendingActions, StateUnavailable
 from agent.desk import CRM, SqliteTicketDesk, TicketDesk
@@ -125,19 +126,23 @@ class Assistant:
 
 
 class _LazyStats:
-    """Term rarity from the live index, rebuilt when the index size changes."""
+    """Term rarity from the live index, rebuilt when the index size changes; kept in ``cache``
+    (a file) between processes."""
 
-    def __init__(self, index, known: frozenset[str] = frozenset()):
-        self.index, self.known, self._stats, self._count = index, known, None, -1
+    def __init__(self, index, known: frozenset[str] = frozenset(), cache: Path | None = None):
+        self.index, self.known, self.cache = index, known, cache
+        self._stats: TermStats | None = None
+        self._count = -1
         self._lock = threading.Lock()
 
     def __call__(self) -> TermStats:
         count = self.index.count()
         with self._lock:
-            if self._stats is None or count != self._count:
-                self._stats = TermStats.from_texts(self.index.texts(STATS_SAMPLE), self.known)
-                self._count = count
-            return self._stats
+            stats = self._stats
+            if stats is None or count != self._count:
+                stats = TermStats.cached(self.index.texts(STATS_SAMPLE), self.known, self.cache)
+                self._stats, self._count = stats, count
+            return stats
 
 
 def _known_words(embedders) -> frozenset[str]:
@@ -155,7 +160,9 @@ def build_reasoner(deps) -> Reasoner:
     reasoner for the steps it fails. A bad key, URL, model or prompt file stops the start-up here."""
     from agent.offline import OfflineReasoner
 
-    offline = OfflineReasoner(_LazyStats(deps.index, _known_words(deps.embedders)), deps.embedders)
+    cache = deps.settings.data_dir / "cache" / "term-stats.json"
+    stats = _LazyStats(deps.index, _known_words(deps.embedders), cache)
+    offline = OfflineReasoner(stats, deps.embedders)
     s = deps.settings.llm
     if s is None:
         return offline

@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
-from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
+# The standalone engine, not ``llama_index.core.workflow``: the same classes without the ~1.4 s
+# import of LlamaIndex's indices and chat engines, which a turn never uses.
+from workflows import Workflow, step
+from workflows.events import Event, StartEvent, StopEvent
 
 from agent.conclusions import tool_passage
 from agent.documents import asked_document, find_document, outline

@@ -28,7 +28,7 @@ from agent.passages import Passage
 from agent.questions import Asks, asks, matches_kind
 from agent.reasoning import Check, Draft, Grade, GradeLabel, Route, Sentence
 from agent.scope import applies, unit_audience
-from agent.terms import QUESTION_WORDS, TermStats, coverage
+from agent.terms import TermStats, coverage, is_question_word
 from agent.turns import Message
 from ingest.audience import scope_statement
 from ingest.embed import Embedder
@@ -288,7 +288,7 @@ class OfflineReasoner:
             keys = [
                 w
                 for w in re.findall(r"[^\W_][\w.-]*", question)
-                if set(tokenize(w)) - QUESTION_WORDS
+                if not all(is_question_word(t) for t in tokenize(w))
             ]
             candidate = " ".join(keys)
             return candidate if candidate and candidate not in tried else question

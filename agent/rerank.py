@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
-import httpx
-
 from agent.passages import Passage
 
 if TYPE_CHECKING:
+    import httpx
+
     from agent.settings import CohereSettings
 
 
@@ -34,6 +34,8 @@ class CohereReranker:
         base_url: str = "https://api.cohere.com",
         client: httpx.Client | None = None,
     ):
+        import httpx  # only with a Cohere key: not a cost every start pays
+
         self.model = model
         self._http = client or httpx.Client(base_url=base_url, timeout=30.0)
         self._headers = {"Authorization": f"Bearer {api_key}"}

@@ -69,11 +69,20 @@ class Speller:
 
     def __init__(self, counts: Counter[str], known: frozenset[str] = frozenset()):
         self.counts, self.known = counts, known
-        self._index: dict[str, list[str]] = defaultdict(list)
-        for word in counts:
-            self._index[word].append(word)
-            for key in _deletes(word):
-                self._index[key].append(word)
+        self._built: dict[str, list[str]] | None = None
+
+    @property
+    def _index(self) -> dict[str, list[str]]:
+        """Built at the first word to correct: most questions have none, and the index costs a
+        few hundred milliseconds over a handbook (every word under each of its deletions)."""
+        if self._built is None:
+            index: dict[str, list[str]] = defaultdict(list)
+            for word in self.counts:
+                index[word].append(word)
+                for key in _deletes(word):
+                    index[key].append(word)
+            self._built = index
+        return self._built
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], known: frozenset[str] = frozenset()) -> Speller:

@@ -6,14 +6,22 @@ The offline reasoner weighs question terms by IDF: "pet" in "pet insurance" matt
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
+from agent import spelling
 from agent.spelling import Speller
-from ingest.languages import tokenize
+from ingest import languages
+from ingest.languages import CJK_CHARS, tokenize
 
 # Words that shape a question but say nothing about its topic (stemmed forms appear too).
 _QUESTION_WORDS = (
@@ -43,12 +51,36 @@ _OTHER_QUESTION_WORDS = {
     "de": "was welche welcher welches wer wie wann wo warum wieviel viel viele muss müssen kann "
     "können darf dürfen ich wir mein meine unser unsere ist sind gibt es bis über",
 }
-QUESTION_WORDS = {t for w in _QUESTION_WORDS.split() for t in (w, *tokenize(w, "en"))} | {
-    t
-    for lang, words in _OTHER_QUESTION_WORDS.items()
-    for w in words.split()
-    for t in (w, *tokenize(w, lang))
-}
+# Question words by the script their forms are written in, each set built on first use: the
+# Chinese and Ukrainian forms need jieba's dictionary and simplemma's (~1 s to load together),
+# which an English question should not pay for.
+_SCRIPT_LANGS = {"latin": ("en", "de"), "cyrillic": ("uk", "ru"), "cjk": ("zh", "ja")}
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_CJK = re.compile(f"[{CJK_CHARS}]")
+
+
+def _script(term: str) -> str:
+    return "cjk" if _CJK.search(term) else "cyrillic" if _CYRILLIC.search(term) else "latin"
+
+
+def question_word_forms(lang: str) -> set[str]:
+    """A language's question words as written and as ``tokenize`` turns them into terms."""
+    words = _QUESTION_WORDS if lang == "en" else _OTHER_QUESTION_WORDS[lang]
+    return {t for w in words.split() for t in (w, *tokenize(w, lang))}
+
+
+@cache
+def _question_words(script: str) -> frozenset[str]:
+    return frozenset(t for lang in _SCRIPT_LANGS[script] for t in question_word_forms(lang))
+
+
+def is_question_word(term: str) -> bool:
+    """A word that shapes a question rather than naming its topic, in any language we know."""
+    return term in _question_words(_script(term))
+
+
+# What turns a text into terms and words: a change to any of them makes saved statistics stale.
+_TOKENIZING_SOURCES = (__file__, languages.__file__, spelling.__file__)
 
 
 @dataclass
@@ -66,6 +98,40 @@ class TermStats:
             df.update(set(tokenize(text)))
         return cls(df, len(texts), Speller.from_texts(texts, known))
 
+    @classmethod
+    def cached(cls, texts: Iterable[str], known: frozenset[str], path: Path | None) -> TermStats:
+        """``from_texts``, kept in ``path`` for the next process with the same texts: tokenizing a
+        corpus (and loading jieba's and simplemma's dictionaries to do it) is most of the first
+        answer's time. The key covers the texts and the code that turns them into terms."""
+        texts = list(texts)
+        if path is None:
+            return cls.from_texts(texts, known)
+        digest = hashlib.sha256()
+        for source in _TOKENIZING_SOURCES:
+            digest.update(Path(source).read_bytes())
+        for text in sorted(texts):
+            digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
+        key = digest.hexdigest()
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            if saved.get("key") == key:
+                return cls(
+                    Counter(saved["df"]),
+                    saved["n_docs"],
+                    Speller(Counter(saved["words"]), known),
+                )
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # absent, unreadable or from another version: built again below
+        stats = cls.from_texts(texts, known)
+        words = stats.speller.counts if stats.speller else {}
+        body = {"key": key, "n_docs": stats.n_docs, "df": stats.df, "words": words}
+        with contextlib.suppress(OSError):  # a read-only data folder only costs the next start
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.part")
+            tmp.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, path)
+        return stats
+
     def idf(self, term: str) -> float:
         d = self.df.get(term, 0)
         return math.log(1 + (self.n_docs - d + 0.5) / (d + 0.5))
@@ -75,7 +141,7 @@ class TermStats:
         terms = [
             t
             for t in tokenize(question, lang)
-            if t not in QUESTION_WORDS and len(t) > 1 or t.isdigit()
+            if not is_question_word(t) and len(t) > 1 or t.isdigit()
         ]
         return {t: self.idf(t) for t in dict.fromkeys(terms)}
 

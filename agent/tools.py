@@ -16,8 +16,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
-
-from llama_index.core.tools import FunctionTool
+from typing import TYPE_CHECKING
 
 from agent.actions import PendingActions, StateUnavailable
 from agent.desk import CRM
@@ -26,6 +25,9 @@ from agent.retrieval import Filters, Retriever
 from agent.turns import PendingAction, Turn
 from ingest.chunk import strip_overlap
 from ingest.index import Index
+
+if TYPE_CHECKING:
+    from llama_index.core.tools import FunctionTool
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +137,9 @@ class TurnTools:
         return action
 
     def as_llama_tools(self) -> list[FunctionTool]:
+        # Imported here: LlamaIndex's core takes ~1.4 s to import and only an LLM uses tools.
+        from llama_index.core.tools import FunctionTool
+
         return [
             FunctionTool.from_defaults(fn=self.search_docs, name="search_docs"),
             FunctionTool.from_defaults(fn=self.get_document, name="get_document"),

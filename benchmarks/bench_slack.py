@@ -36,7 +36,8 @@ from bot.app import build_deps  # noqa: E402
 from bot.server import AgentThread, build_app  # noqa: E402
 from bot.settings import RedisSettings, ServerSettings, Settings, SlackSettings  # noqa: E402
 from bot.state import ConversationState  # noqa: E402
-from tests.e2e.loopback import FakeSlackAPI, SlackSender, dm_event, start_app  # noqa: E402
+from testing.recorder import start_app  # noqa: E402
+from testing.slack import FakeSlackAPI, SlackSender, dm_event  # noqa: E402
 
 SECRET = "bench-signing-secret"
 QUESTIONS = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from agent.desk import SqliteCRM
 from agent.retrieval import Retriever
@@ -12,9 +13,11 @@ from agent.telemetry import Telemetry, build_telemetry
 from bot.directory import FileDirectory
 from bot.settings import Settings
 from ingest.backends import build_embedders, open_index
-from ingest.pipeline import Ingester
 from ingest.settings import QdrantSettings
 from ingest.sparse import BM25Encoder
+
+if TYPE_CHECKING:
+    from ingest.pipeline import Ingester
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -27,7 +30,8 @@ class Deps:
 
     @cached_property
     def embedders(self):
-        return build_embedders(self.settings.embedding, self.settings.cohere)
+        s = self.settings
+        return build_embedders(s.embedding, s.cohere, cache_dir=s.data_dir / "cache")
 
     @cached_property
     def sparse(self) -> BM25Encoder:
@@ -51,6 +55,10 @@ class Deps:
 
     @cached_property
     def ingester(self) -> Ingester:
+        # Imported here: the parsers (PDF, DOCX, HTML) are a third of a second that answering
+        # a question never needs.
+        from ingest.pipeline import Ingester
+
         s = self.settings
         return Ingester(self.index, self.embedders, self.sparse, s.ingest, s.admin_groups)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import threading
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -177,6 +178,16 @@ def require_documents(deps) -> None:
         )
 
 
+def preload_models(deps) -> None:
+    """Start loading the embedding models, each on a thread of its own, while this thread builds
+    the answer loop: the loads run mostly in native code, so on two cores they overlap the
+    imports instead of following them, a good part of a one-shot ``ask``'s wall time."""
+    for embedder in deps.embedders:
+        threading.Thread(
+            target=embedder.embed, args=(["warm up"],), kwargs={"kind": "query"}, name="preload"
+        ).start()
+
+
 def shown(path: Path) -> str:
     """A path as typed from here: relative under the current folder, absolute elsewhere."""
     try:
@@ -277,6 +288,7 @@ def cmd_ask(args, settings: Settings) -> int:
     try:
         person = person_for(args, deps)
         require_documents(deps)
+        preload_models(deps)
         terminal = TerminalChat(
             deps, person, show_trace=args.trace, as_json=args.json, auto_yes=args.yes
         )
@@ -296,6 +308,7 @@ def cmd_chat(args, settings: Settings) -> int:
     try:
         person = person_for(args, deps, announce=False)
         require_documents(deps)
+        preload_models(deps)
         return chat(deps, person, args)
     finally:
         deps.close()

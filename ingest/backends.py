@@ -22,19 +22,26 @@ class CohereAccess(Protocol):
 
 
 def build_embedders(
-    embedding: EmbeddingSettings, cohere: CohereAccess | None = None
+    embedding: EmbeddingSettings,
+    cohere: CohereAccess | None = None,
+    cache_dir: Path | None = None,
 ) -> list[Embedder]:
-    """The embedders ``FOOTNOTE_EMBEDDING__MODELS`` names; "cohere" needs ``FOOTNOTE_COHERE__*``."""
+    """The embedders ``FOOTNOTE_EMBEDDING__MODELS`` names; "cohere" needs ``FOOTNOTE_COHERE__*``.
+    ``cache_dir`` keeps the compiled models between starts (``<data dir>/cache``)."""
     embedders: list[Embedder] = []
     for name in embedding.models:
         if name == "minilm":
             from ingest.minilm import MiniLMEmbedder
 
             embedders.append(
-                MiniLMEmbedder(threads=embedding.threads, batch_size=embedding.batch_size)
+                MiniLMEmbedder(
+                    threads=embedding.threads,
+                    batch_size=embedding.batch_size,
+                    cache_dir=cache_dir,
+                )
             )
         elif name == "use":
-            embedders.append(UseEmbedder(threads=embedding.threads))
+            embedders.append(UseEmbedder(threads=embedding.threads, cache_dir=cache_dir))
         elif name == "cohere":
             if cohere is None:
                 raise ConfigError("embedding model 'cohere' needs FOOTNOTE_COHERE__API_KEY")

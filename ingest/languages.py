@@ -11,13 +11,9 @@ import logging
 import re
 from functools import lru_cache
 
-import jieba
-import simplemma
 import Stemmer
 
 from ingest.stopwords import LATIN_FUNCTION_WORDS, STOPWORDS
-
-jieba.setLogLevel(logging.WARNING)
 
 _VERSION = re.compile(r"(?<![\w.])[vV]?(\d+)[._](\d+)(?:[._](\d+))?(?:[._](\d+))?(?!\w)")
 # Chinese and Japanese: kana, Han (CJK unified ideographs and extensions A, compatibility). The
@@ -64,8 +60,20 @@ def _stemmer(lang: str) -> Stemmer.Stemmer:
     return Stemmer.Stemmer({"ru": "russian"}.get(lang, "english"))
 
 
+@lru_cache(maxsize=1)
+def _jieba():
+    """jieba, imported at the first Chinese or Japanese text: its import alone is ~60 ms that an
+    English question need not pay (its dictionary loads later still, at the first cut)."""
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
 @lru_cache(maxsize=200_000)
 def _uk_lemma(word: str) -> str:
+    import simplemma  # at the first Ukrainian word, as jieba above
+
     return simplemma.lemmatize(word, lang="uk")
 
 
@@ -83,11 +91,11 @@ def tokenize(text: str, lang: str | None = None) -> list[str]:
         # mostly particles and endings and are dropped; Han runs go to jieba like Chinese.
         words = _KATAKANA_RUN.findall(text)
         rest = _KANA.sub(" ", text)
-        pieces = [p.strip().lower() for p in jieba.lcut_for_search(rest)]
+        pieces = [p.strip().lower() for p in _jieba().lcut_for_search(rest)]
         words += [w for p in pieces if p for w in _WORD.findall(p)]
     elif _HAN.search(text):
         # jieba segments Han runs and passes other scripts through as words.
-        pieces = [p.strip().lower() for p in jieba.lcut_for_search(text)]
+        pieces = [p.strip().lower() for p in _jieba().lcut_for_search(text)]
         words = [w for p in pieces if p for w in _WORD.findall(p)]
     else:
         words = _words(text, lang)

@@ -1,5 +1,12 @@
-"""Shared fixtures: the sample handbook ingested ONCE per test session with the real embedders,
-and a guard that lets tests open sockets to loopback only (no test may reach a real service)."""
+"""Shared fixtures: the real embedders, loaded ONCE per session, and the sample handbook ingested
+with them once; a guard that lets tests open sockets to loopback only (no test may reach a real
+service); and the two tiers.
+
+Tests that load a model are marked ``models``: by hand (``pytestmark = pytest.mark.models``), or
+by asking for ``embedders`` (or a fixture built on it, such as ``handbook_deps``), which marks
+them here. ``make test-fast`` runs ``-m "not models"``; ``make test`` runs all. A test that loads
+a model without the mark fails with a message saying to add it, so the fast tier stays fast.
+"""
 
 from __future__ import annotations
 
@@ -67,6 +74,33 @@ def no_remote_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
 
 
+MODEL_FIXTURES = {"embedders"}  # what loads models; every fixture that uses one is found too
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.models)
+
+
+@pytest.fixture(autouse=True)
+def models_only_when_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """A test without the ``models`` mark may not load one: the fast tier would slow down."""
+    if request.node.get_closest_marker("models"):
+        return
+    from ingest import embed, minilm
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError(
+            f"{request.node.nodeid} loads an embedding model: mark it @pytest.mark.models "
+            "or take the session's `embedders` fixture"
+        )
+
+    monkeypatch.setattr(minilm.MiniLMEmbedder, "_load", refuse)
+    monkeypatch.setattr(embed, "_use_model", refuse)
+
+
 class CachedEmbedder:
     """A real embedder whose vectors are remembered by text, so two backends embed the corpus once."""
 
@@ -89,11 +123,13 @@ class CachedEmbedder:
 
 
 @pytest.fixture(scope="session")
-def embedders():
+def embedders(tmp_path_factory):
+    """The configured embedders, each model loaded once for the whole session."""
     from ingest.backends import build_embedders
     from ingest.settings import EmbeddingSettings
 
-    return [CachedEmbedder(e) for e in build_embedders(EmbeddingSettings())]
+    cache = tmp_path_factory.mktemp("models")
+    return [CachedEmbedder(e) for e in build_embedders(EmbeddingSettings(), cache_dir=cache)]
 
 
 @pytest.fixture(scope="session")

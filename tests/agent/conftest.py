@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.agent.openai_fake import FakeOpenAI
+from testing.llm import FakeOpenAI
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 from agent.retrieval import Retriever
 from benchmarks.retrieval import bm25_run, default_eval_dir, evaluate, ingested, load, subset
 from bot.settings import Settings
-from ingest.backends import build_embedders, open_index
+from ingest.backends import open_index
 from ingest.pipeline import Ingester
 from ingest.sparse import BM25Encoder
 
@@ -32,6 +32,7 @@ def settings(tmp_path_factory) -> Settings:
     return Settings(data_dir=tmp_path_factory.mktemp("footnote"))
 
 
+@pytest.mark.models  # the bench builds its own embedders, as `footnote bench` does
 @needs_eval
 def test_scifact_slice_beats_bm25(settings):
     bench = subset(load(EVAL, "scifact", "test"), queries=50, distractors=200)
@@ -44,6 +45,7 @@ def test_scifact_slice_beats_bm25(settings):
     assert run.metrics["ndcg@10"] > baseline.metrics["ndcg@10"] + 0.02
 
 
+@pytest.mark.models  # the bench builds its own embedders, as `footnote bench` does
 @needs_eval
 def test_xquad_english_chinese_and_russian_questions_over_english_paragraphs(settings):
     en, zh_en, ru_en = (load(EVAL, name) for name in ("xquad-en", "xquad-zh-en", "xquad-ru-en"))
@@ -87,9 +89,8 @@ UKRAINIAN = [  # question (in other word forms than the guide uses), a string th
 ]
 
 
-def test_ukrainian_questions_find_the_ukrainian_passage(settings):
+def test_ukrainian_questions_find_the_ukrainian_passage(settings, embedders):
     s = settings.model_copy(update={"data_dir": settings.data_dir / "uk"})
-    embedders = build_embedders(s.embedding)
     index = open_index(s.qdrant, s.data_dir, embedders, s.embedding.sentence_vectors)
     sparse = BM25Encoder.from_settings(s.retrieval)
     Ingester(index, embedders, sparse, s.ingest, s.admin_groups).ingest(KYIV)

@@ -115,7 +115,7 @@ def test_with_an_llm_the_request_is_read_from_the_askers_words(handbook_deps):
     """A model's route may reword "show me …" into a question; the asker's own words still open
     the document, and the model is asked nothing more."""
     from agent.llm_reasoner import LLMReasoner
-    from tests.agent.openai_fake import ScriptedLLM
+    from testing.llm import ScriptedLLM
 
     cheap, strong = ScriptedLLM(), ScriptedLLM()
     cheap.enqueue({"kind": "question", "question": "What does the business travel policy say?"})

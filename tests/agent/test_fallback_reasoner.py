@@ -32,7 +32,7 @@ from agent.turns import Answer, Turn
 from bot import terminal
 from bot.directory import FileDirectory
 from ingest.errors import ConfigError
-from tests.agent.openai_fake import FakeOpenAI, Reply, ScriptedLLM
+from testing.llm import FakeOpenAI, Reply, ScriptedLLM
 from tests.conftest import ROOT
 
 DIRECTORY = FileDirectory.load(ROOT / "examples" / "directory.yaml")

@@ -285,6 +285,7 @@ def test_bench_without_data_says_where_it_goes_and_fails(tmp_path, capsys, what)
     assert "scifact/qrels/test.tsv" in err and "--eval-dir" in err
 
 
+@pytest.mark.models  # `footnote bench` loads the embedders in its own process
 def test_bench_shows_progress(tmp_path):
     scifact = tmp_path / "eval" / "scifact"
     (scifact / "qrels").mkdir(parents=True)

@@ -6,7 +6,7 @@ import json
 
 from agent.turns import Answer, Citation, PendingAction
 from bot import render
-from tests.e2e.loopback import blocks_text
+from testing.slack import blocks_text
 
 
 def cite(n: int, link: str = "", **kw) -> Citation:

@@ -1,7 +1,7 @@
 """End-to-end fixtures: the sample handbook (ingested once per session in ``tests/conftest.py``),
 the real assistant over it, real Redis (a key prefix per run), and the bot's aiohttp app on
 loopback talking to fakes of Slack's Web API, the Bot Framework connector and Microsoft's identity
-services (``tests/e2e/idp.py``): Teams runs with real token checks, both ways."""
+services (``testing/idp.py``): Teams runs with real token checks, both ways."""
 
 from __future__ import annotations
 
@@ -30,8 +30,10 @@ from bot.settings import (
     TeamsSettings,
 )
 from bot.state import ConversationState
-from tests.e2e.idp import LoopbackIdP
-from tests.e2e.loopback import BOT_USER_ID, FakeConnector, FakeSlackAPI, SlackSender, start_app
+from testing.idp import LoopbackIdP
+from testing.recorder import start_app
+from testing.slack import BOT_USER_ID, FakeSlackAPI, SlackSender
+from testing.teams import FakeConnector
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"

@@ -22,20 +22,17 @@ from agent.messages import CATALOGUE, say
 from agent.traces import SqliteTraceStore
 from bot import render
 from bot.state import FORGETFUL_NOTICE, RATE_LIMITED
-from tests.e2e.conftest import Harness, running_bot
-from tests.e2e.loopback import (
-    BOT_ACCOUNT,
+from testing.slack import (
     BOT_USER_ID,
-    FakeConnector,
     FakeSlackAPI,
     block_action,
     blocks_text,
     buttons,
     dm_event,
     mention_event,
-    teams_activity,
-    teams_channel_activity,
 )
+from testing.teams import BOT_ACCOUNT, FakeConnector, teams_activity, teams_channel_activity
+from tests.e2e.conftest import Harness, running_bot
 
 PLATFORMS = ["slack", "teams"]
 CARRY_OVER = "How many vacation days can I carry over?"

@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from bot.state import FORGETFUL_NOTICE
+from testing.slack import blocks_text, dm_event
 from tests.e2e.conftest import running_bot
-from tests.e2e.loopback import blocks_text, dm_event
 
 pytestmark = pytest.mark.skipif(
     shutil.which("redis-server") is None, reason="needs redis-server on PATH"

@@ -11,6 +11,7 @@ import pytest
 from bot.server import serve
 from bot.settings import RedisSettings, ServerSettings, Settings, SlackSettings, TeamsSettings
 from ingest.errors import ConfigError
+from testing.slack import FakeSlackAPI, SlackSender, dm_event
 from tests.e2e.conftest import (
     REDIS_URL,
     SIGNING_SECRET,
@@ -18,9 +19,9 @@ from tests.e2e.conftest import (
     TEAMS_APP_PASSWORD,
     free_port,
 )
-from tests.e2e.loopback import FakeSlackAPI, SlackSender, dm_event
 
 
+@pytest.mark.models  # serve builds its own embedders from the settings, as in production
 async def test_serve_builds_everything_from_settings_and_answers(tmp_path, redis_prefix):
     slack = await FakeSlackAPI().start()
     port = free_port()

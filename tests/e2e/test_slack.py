@@ -10,8 +10,7 @@ import time
 
 from bot import render
 from bot.state import RATE_LIMITED
-from tests.e2e.conftest import running_bot
-from tests.e2e.loopback import (
+from testing.slack import (
     BOT_USER_ID,
     block_action,
     blocks_text,
@@ -20,6 +19,7 @@ from tests.e2e.loopback import (
     flat,
     mention_event,
 )
+from tests.e2e.conftest import running_bot
 
 CARRY_OVER = "How many vacation days can I carry over?"
 

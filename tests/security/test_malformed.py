@@ -8,7 +8,7 @@ import json
 import pytest
 
 from bot import render
-from tests.e2e.loopback import block_action, dm_event, mention_event
+from testing.slack import block_action, dm_event, mention_event
 
 JUNK_BODIES = [
     b"",

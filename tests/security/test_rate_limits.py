@@ -12,8 +12,8 @@ import pytest
 
 from bot.settings import RedisSettings
 from bot.state import ConversationState
+from testing.slack import dm_event
 from tests.e2e.conftest import REDIS_URL, redis_server, running_bot
-from tests.e2e.loopback import dm_event
 
 LIMIT = 20
 

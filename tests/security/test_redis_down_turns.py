@@ -15,8 +15,8 @@ import redis
 from agent.actions import RedisPendingActions
 from agent.assistant import build_assistant
 from agent.turns import Turn
+from testing.slack import blocks_text, dm_event
 from tests.e2e.conftest import running_bot
-from tests.e2e.loopback import blocks_text, dm_event
 
 TICKETS_UNAVAILABLE = "I can't open tickets right now; please try again in a few minutes."
 DEAD = "redis://127.0.0.1:1/0"  # nothing listens on port 1: every call is refused

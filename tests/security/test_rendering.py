@@ -24,8 +24,9 @@ from agent.turns import Turn
 from bot import terminal
 from bot.app import build_deps
 from bot.settings import Settings
+from testing.slack import dm_event
+from testing.teams import FakeConnector, teams_activity
 from tests.e2e.conftest import running_bot
-from tests.e2e.loopback import FakeConnector, dm_event, teams_activity
 
 EVIL = "https://evil.example"
 # Plain text keeps every character as written (Markdown would turn its links into link text).

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from tests.e2e.loopback import dm_event
+from testing.slack import dm_event
 
 
 async def test_a_replayed_event_without_an_event_id_is_answered_once(bot):

@@ -6,7 +6,7 @@ activity "from" alice with the attacker's ``serviceUrl`` got alice's HR-only ans
 attacker. A garbage token gave 500. Hole 8: malformed bodies gave 500.
 
 The bot here runs with real Bot Framework token checks against a loopback IdP
-(``tests/e2e/idp.py``); the attacker's server is a second ``FakeConnector``.
+(``testing/idp.py``); the attacker's server is a second ``FakeConnector``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from pydantic import SecretStr
 from bot.server import serve
 from bot.settings import RedisSettings, ServerSettings, Settings, TeamsSettings
 from ingest.errors import ConfigError
+from testing.idp import KEY_ID, rsa_key
+from testing.teams import FakeConnector, teams_activity
 from tests.e2e.conftest import (
     LINK_SECRET,
     REDIS_URL,
@@ -40,8 +42,6 @@ from tests.e2e.conftest import (
     free_port,
     running_bot,
 )
-from tests.e2e.idp import KEY_ID, rsa_key
-from tests.e2e.loopback import FakeConnector, teams_activity
 
 ROOT = Path(__file__).resolve().parents[2]
 SALARY = "What are the salary bands for engineers?"  # HR-only: alice may read it, nobody else

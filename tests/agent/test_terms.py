@@ -1,0 +1,64 @@
+"""Term statistics: question words in every language, and statistics kept between processes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent import terms
+from agent.terms import TermStats, is_question_word, question_word_forms
+
+TEXTS = [
+    "Unused vacation days carry over until March 31 of the next year.",
+    "Employees may carry over up to five days of annual leave.",
+    "公司的年假政策：员工每年有十五天带薪休假。",
+    "Працівники київського офісу мають п'ять додаткових днів відновлення.",
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "uk", "ru", "zh", "ja"])
+def test_every_form_of_every_question_word_is_one(lang):
+    # Looked up by the script a term is written in: a language filed under the wrong script
+    # would lose its question words here.
+    forms = question_word_forms(lang)
+    assert forms
+    assert [f for f in forms if not is_question_word(f)] == []
+
+
+def test_topic_words_are_not_question_words():
+    assert not any(is_question_word(t) for t in ("vacat", "відпустка", "年假", "hotel"))
+
+
+def test_statistics_are_kept_and_read_back_for_the_same_texts(tmp_path):
+    path = tmp_path / "cache" / "term-stats.json"
+    built = TermStats.cached(TEXTS, frozenset({"hand"}), path)
+    assert path.is_file()
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved["n_docs"] == 4 and saved["df"] == dict(built.df)
+    path.write_text(json.dumps({**saved, "n_docs": 40}), encoding="utf-8")  # tell them apart
+    again = TermStats.cached(list(reversed(TEXTS)), frozenset({"hand"}), path)
+    assert again.n_docs == 40  # read back, in whatever order the index gave the texts
+    assert again.df == built.df and again.speller.counts == built.speller.counts
+    assert again.speller.known == frozenset({"hand"})
+    assert again.speller.word("vacatoin") == "vacation"
+
+
+def test_other_texts_or_a_damaged_file_build_them_again(tmp_path):
+    path = tmp_path / "term-stats.json"
+    TermStats.cached(TEXTS, frozenset(), path)
+    fewer = TermStats.cached(TEXTS[:2], frozenset(), path)
+    assert fewer.n_docs == 2 and json.loads(path.read_text())["n_docs"] == 2
+    path.write_text("{not json", encoding="utf-8")
+    assert TermStats.cached(TEXTS, frozenset(), path).n_docs == 4
+    assert json.loads(path.read_text())["n_docs"] == 4
+
+
+def test_changed_tokenizing_code_builds_them_again(tmp_path, monkeypatch):
+    path = tmp_path / "term-stats.json"
+    TermStats.cached(TEXTS, frozenset(), path)
+    path.write_text(json.dumps({**json.loads(path.read_text()), "n_docs": 40}), encoding="utf-8")
+    changed = tmp_path / "languages.py"
+    changed.write_text("# a new stop-word list\n", encoding="utf-8")
+    monkeypatch.setattr(terms, "_TOKENIZING_SOURCES", (*terms._TOKENIZING_SOURCES[:-1], changed))
+    assert TermStats.cached(TEXTS, frozenset(), path).n_docs == 4

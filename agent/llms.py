@@ -14,6 +14,7 @@ the ``cohere`` SDK the rest of the stack uses.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
 from ingest.errors import ConfigError
@@ -54,13 +55,17 @@ def _build(s: LLMSettings, model: str) -> LLM:
     elif s.provider == "openai_like":
         from llama_index.llms.openai_like import OpenAILike
 
-        llm = OpenAILike(
+        cls = _schema_in_json_object() if s.structured_output == "json_object" else OpenAILike
+        llm = cls(
             model=model,
             api_base=_base_url(s, "the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1"),
             # Local servers (vLLM, Ollama, llama.cpp) often take no key; the SDK still wants one.
             api_key=s.api_key.get_secret_value() if s.api_key else "unused",
             is_chat_model=True,
             is_function_calling_model=True,
+            # LlamaIndex's structured calls send the schema as response_format instead of a
+            # forced tool call (FOOTNOTE_LLM__STRUCTURED_OUTPUT).
+            should_use_structured_outputs=s.structured_output != "tool_call",
             context_window=32768,
             temperature=0.0,
             timeout=s.timeout_s,
@@ -110,6 +115,26 @@ def _build(s: LLMSettings, model: str) -> LLM:
         raise ConfigError(f"unknown LLM provider {s.provider!r}; set FOOTNOTE_LLM__PROVIDER")
     _check_model(llm, s)
     return llm
+
+
+@cache
+def _schema_in_json_object() -> type[LLM]:
+    """OpenAILike whose structured calls send ``{"type": "json_object", "schema": …}``.
+
+    llama-cpp-python's server turns that schema into a grammar, and lets OpenAI's
+    ``{"type": "json_schema", …}`` through unconstrained; LlamaIndex knows only the OpenAI form,
+    so the one method that builds it is rewritten (the schema itself is LlamaIndex's, strict).
+    """
+    from llama_index.llms.openai_like import OpenAILike
+
+    class SchemaInJsonObject(OpenAILike):
+        def _prepare_schema(self, llm_kwargs: dict | None, output_cls: type) -> dict:
+            kwargs = super()._prepare_schema(llm_kwargs, output_cls)
+            schema = kwargs["response_format"]["json_schema"]["schema"]
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+            return kwargs
+
+    return SchemaInJsonObject
 
 
 def provider_errors(s: LLMSettings) -> tuple[type[Exception], ...]:

@@ -27,6 +27,7 @@ KEY_VAR = "FOOTNOTE_LLM__API_KEY"
 BASE_URL_VAR = "FOOTNOTE_LLM__BASE_URL"
 MODEL_VARS = "FOOTNOTE_LLM__MODEL / FOOTNOTE_LLM__CHEAP_MODEL"
 PROBE = "Reply with the single word OK."
+PROBE_TOKENS = 16
 COHERE_COMPAT_URL = "https://api.cohere.ai/compatibility/v1"
 # LLMSettings has no api_version yet; this GA version supports tools and json_schema outputs.
 AZURE_API_VERSION = "2024-10-21"
@@ -48,6 +49,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             model=model,
             api_key=_key(s),
             api_base=s.base_url,
+            max_tokens=s.max_reply_tokens,
             temperature=0.0,
             timeout=s.timeout_s,
             max_retries=s.max_retries,
@@ -67,6 +69,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             # forced tool call (FOOTNOTE_LLM__STRUCTURED_OUTPUT).
             should_use_structured_outputs=s.structured_output != "tool_call",
             context_window=32768,
+            max_tokens=s.max_reply_tokens,
             temperature=0.0,
             timeout=s.timeout_s,
             max_retries=s.max_retries,
@@ -80,6 +83,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             api_key=_key(s),
             azure_endpoint=_base_url(s, "the Azure endpoint, https://RESOURCE.openai.azure.com/"),
             api_version=AZURE_API_VERSION,
+            max_tokens=s.max_reply_tokens,
             temperature=0.0,
             timeout=s.timeout_s,
             max_retries=s.max_retries,
@@ -92,7 +96,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             api_key=_key(s),
             base_url=s.base_url,
             # LlamaIndex's default of 512 output tokens would cut a cited answer short.
-            max_tokens=4096,
+            max_tokens=s.max_reply_tokens,
             temperature=0.0,
             timeout=s.timeout_s,
             max_retries=s.max_retries,
@@ -107,6 +111,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             is_chat_model=True,
             is_function_calling_model=True,
             context_window=128000,
+            max_tokens=s.max_reply_tokens,
             temperature=0.0,
             timeout=s.timeout_s,
             max_retries=s.max_retries,
@@ -121,9 +126,10 @@ def _build(s: LLMSettings, model: str) -> LLM:
 def _schema_in_json_object() -> type[LLM]:
     """OpenAILike whose structured calls send ``{"type": "json_object", "schema": …}``.
 
-    llama-cpp-python's server turns that schema into a grammar, and lets OpenAI's
-    ``{"type": "json_schema", …}`` through unconstrained; LlamaIndex knows only the OpenAI form,
-    so the one method that builds it is rewritten (the schema itself is LlamaIndex's, strict).
+    llama-cpp-python's server turns that schema into a grammar, and refuses OpenAI's
+    ``{"type": "json_schema", …}`` (HTTP 500: "Input should be 'text' or 'json_object'"). LlamaIndex
+    knows only the OpenAI form, so the one method that builds it is rewritten (the schema itself
+    is still LlamaIndex's, strict).
     """
     from llama_index.llms.openai_like import OpenAILike
 
@@ -157,7 +163,9 @@ def check_reachable(s: LLMSettings, *llms: LLM) -> None:
     for llm in {id(llm): llm for llm in llms}.values():
         model = getattr(llm, "model", "?")
         try:
-            llm.chat([ChatMessage(role="user", content=PROBE)])
+            # A few tokens are answer enough, whatever the model makes of the request.
+            short = llm.model_copy(update={"max_tokens": PROBE_TOKENS})
+            short.chat([ChatMessage(role="user", content=PROBE)])
         except provider_errors(s) as e:
             # Type and status only: a provider's message may echo part of the key.
             status = getattr(e, "status_code", None)

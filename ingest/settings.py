@@ -88,6 +88,9 @@ class LLMSettings(BaseModel):
     # llama-cpp-python's server reads (it ignores "json_schema"); "tool_call" forces a tool call.
     structured_output: Literal["json_schema", "json_object", "tool_call"] = "json_schema"
     timeout_s: float = 60.0  # one HTTP request
+    # Tokens one reply may have: a model that runs on (an endless list, a string never closed) is
+    # cut there, and the step, its reply unusable, is made offline.
+    max_reply_tokens: int = Field(4096, gt=0)
     # A step (route, grade, answer…) that waits longer for the LLM, or whose call fails, is made
     # by the offline reasoner instead (agent.fallback_reasoner).
     step_timeout_s: float = Field(20.0, gt=0)

@@ -23,7 +23,7 @@ from rich.console import Console
 from agent.assistant import build_assistant, build_reasoner
 from agent.fallback_reasoner import FallbackReasoner, StepTimeouts, take_llm_fallback
 from agent.llm_reasoner import LLMReasoner
-from agent.llms import PROBE, build_llms, provider_errors
+from agent.llms import PROBE, PROBE_TOKENS, build_llms, provider_errors
 from agent.offline import OfflineReasoner
 from agent.reasoning import Route
 from agent.telemetry import build_telemetry
@@ -385,6 +385,7 @@ def test_build_reasoner_wraps_the_llm_after_checking_that_it_answers(handbook_de
     assert reasoner.timeouts == StepTimeouts.every(7.5) and reasoner.pause_s == 12
     assert sorted(b["model"] for b in fake_openai.bodies) == ["fake", "fake-mini"]
     assert all(b["messages"][-1]["content"] == PROBE for b in fake_openai.bodies)
+    assert all(b["max_tokens"] == PROBE_TOKENS for b in fake_openai.bodies)
 
 
 def test_an_unreachable_server_at_start_up_fails_loudly(handbook_deps):

@@ -650,7 +650,8 @@ ANSWER = {
 
 
 async def test_http_openai_like_holds_each_step_to_its_json_schema(fake_openai):
-    reasoner = http_reasoner(fake_openai)  # as for vLLM or Ollama: the default json_schema
+    # As for vLLM or Ollama: the default json_schema.
+    reasoner = http_reasoner(fake_openai, max_reply_tokens=300)
     fake_openai.reply_json({"kind": "question", "question": "How many days?"})
     fake_openai.reply_json({"grades": [{"n": 1, "label": "relevant", "score": 1.0}]})
     fake_openai.reply_json(
@@ -665,6 +666,7 @@ async def test_http_openai_like_holds_each_step_to_its_json_schema(fake_openai):
         fake_openai.bodies, ["RouteReply", "GradeReply", "CheckReply"], strict=True
     ):
         assert "tools" not in body and not body.get("stream")
+        assert body["max_tokens"] == 300  # a model that runs on is cut there
         fmt = body["response_format"]
         assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == name
         assert fmt["json_schema"]["strict"] is True

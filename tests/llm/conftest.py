@@ -61,8 +61,12 @@ def llm_server(gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         "127.0.0.1",
         "--port",
         str(port),
+        # One thread: on two cores shared with other work, two threads that spin-wait for each
+        # other took 380 ms per token; one takes ~30 ms.
         "--n_threads",
-        "2",
+        "1",
+        "--n_threads_batch",
+        "1",
         "--n_ctx",
         str(CONTEXT_TOKENS),
     ]
@@ -114,7 +118,9 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     for e in exchanges:
         if not e.sabotaged:
             by_step[e.step].append(e)
-    tr.write_line(f"{'step':<16}{'requests':>9}{'schema met':>12}{'p50 s':>8}{'max s':>8}  streamed")
+    tr.write_line(
+        f"{'step':<16}{'requests':>9}{'schema met':>12}{'p50 s':>8}{'max s':>8}  streamed"
+    )
     for step, group in sorted(by_step.items()):
         met = sum(e.parsed for e in group)
         times = [e.seconds for e in group]

@@ -119,13 +119,13 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         if not e.sabotaged:
             by_step[e.step].append(e)
     tr.write_line(
-        f"{'step':<16}{'requests':>9}{'schema met':>12}{'p50 s':>8}{'max s':>8}  streamed"
+        f"{'step':<16}{'requests':>9}{'schema met':>12}{'cut':>5}{'p50 s':>8}{'max s':>8}  streamed"
     )
     for step, group in sorted(by_step.items()):
         met = sum(e.parsed for e in group)
         times = [e.seconds for e in group]
         tr.write_line(
-            f"{step:<16}{len(group):>9}{f'{met}/{len(group)}':>12}"
+            f"{step:<16}{len(group):>9}{f'{met}/{len(group)}':>12}{sum(e.cut for e in group):>5}"
             f"{statistics.median(times):>8.2f}{max(times):>8.2f}  "
             f"{'yes' if all(e.stream for e in group) else 'no'}"
         )

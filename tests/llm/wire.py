@@ -43,6 +43,7 @@ class Exchange:
     seconds: float
     parsed: bool  # the reply text validated against the step's schema
     sabotaged: str = ""  # "garbled" / "held back"
+    cut: bool = False  # the server stopped at max_tokens (finish_reason "length")
 
 
 def step_of(body: dict) -> tuple[str, str]:
@@ -119,6 +120,7 @@ class _Handler(BaseHTTPRequestHandler):
     # HTTP/1.0: the connection closes after each reply, so a stream needs no chunked framing.
     protocol_version = "HTTP/1.0"
     server: ThreadingHTTPServer
+    finish = ""  # the last reply's finish_reason
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -145,14 +147,13 @@ class _Handler(BaseHTTPRequestHandler):
         if base in self.proxy.garbled:
             sabotaged = "garbled"
         t0 = time.perf_counter()
+        self.finish = ""
         text = self._forward("POST", raw, body, garble=base in self.proxy.garbled)
         seconds = time.perf_counter() - t0
         if text is not None:
-            self.proxy.record(
-                Exchange(
-                    step, bool(body.get("stream")), seconds, meets_schema(schema, text), sabotaged
-                )
-            )
+            parsed = meets_schema(schema, text)
+            stream, cut = bool(body.get("stream")), self.finish == "length"
+            self.proxy.record(Exchange(step, stream, seconds, parsed, sabotaged, cut))
 
     def _client_gone(self) -> bool:
         readable, _, _ = select.select([self.connection], [], [], 0)
@@ -171,6 +172,7 @@ class _Handler(BaseHTTPRequestHandler):
             text = ""
             if method == "POST" and resp.status == 200:
                 reply = json.loads(data)
+                self.finish = reply["choices"][0].get("finish_reason") or ""
                 message = reply["choices"][0]["message"]
                 text = message.get("content") or ""
                 if garble:
@@ -182,7 +184,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return text
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
             return None  # the client gave up (a step's timeout): nothing to record
         finally:
             conn.close()
@@ -197,6 +199,7 @@ class _Handler(BaseHTTPRequestHandler):
             if stripped.startswith(b"data: {"):
                 chunk = json.loads(stripped[6:])
                 for choice in chunk.get("choices") or []:
+                    self.finish = choice.get("finish_reason") or self.finish
                     delta = choice.get("delta") or {}
                     if delta.get("content"):
                         if garble:

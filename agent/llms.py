@@ -22,6 +22,7 @@ from ingest.settings import LLMSettings
 
 if TYPE_CHECKING:
     from llama_index.core.llms import LLM
+    from llama_index.llms.openai_like import OpenAILike
 
 KEY_VAR = "FOOTNOTE_LLM__API_KEY"
 BASE_URL_VAR = "FOOTNOTE_LLM__BASE_URL"
@@ -123,7 +124,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
 
 
 @cache
-def _schema_in_json_object() -> type[LLM]:
+def _schema_in_json_object() -> type[OpenAILike]:
     """OpenAILike whose structured calls send ``{"type": "json_object", "schema": …}``.
 
     llama-cpp-python's server turns that schema into a grammar, and refuses OpenAI's

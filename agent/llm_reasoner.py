@@ -5,7 +5,9 @@ Every call asks for a pydantic model (the ``*Reply`` classes below, whose docstr
 descriptions are what the model reads) and goes like this (``_ask``):
 
 1. A function-calling model gets ``llm.astructured_predict``: the provider's native route
-   (OpenAI ``json_schema`` response format, Anthropic structured outputs, else a forced tool call).
+   (OpenAI ``json_schema`` response format, Anthropic structured outputs, else a forced tool call;
+   for OpenAI-compatible servers ``FOOTNOTE_LLM__STRUCTURED_OUTPUT`` chooses). The answer, the
+   one long reply, is streamed (``astream_structured_predict``) and read once complete.
 2. Any other model, or one whose native reply was unusable (no tool call, invalid JSON, wrong
    schema), gets the same messages plus the JSON schema and answers in plain text, which we parse;
    a plain reply that fails is retried once, with the problem told to the model.
@@ -243,6 +245,7 @@ class LLMReasoner:
             self.strong,
             AnswerReply,
             "answer",
+            stream=True,
             question=_defuse(question),
             subquestions="\n".join(f"- {_defuse(s)}" for s in subquestions)
             or f"- {_defuse(question)}",
@@ -283,7 +286,9 @@ class LLMReasoner:
 
     # ------------------------------------------------------------ structured calls
 
-    async def _ask(self, llm: LLM, cls: type[M], name: str, **variables: str) -> M:
+    async def _ask(
+        self, llm: LLM, cls: type[M], name: str, *, stream: bool = False, **variables: str
+    ) -> M:
         """``cls`` from the model; ``UnusableReply`` when two tries gave nothing usable (module doc)."""
         messages = self.prompts[name].format_messages(None, **variables)
         problem: str | None = None
@@ -291,6 +296,8 @@ class LLMReasoner:
         reply_text: str | None = None
         if llm.metadata.is_function_calling_model:
             try:
+                if stream:
+                    return await _streamed(llm, cls, self.prompts[name], variables)
                 return await llm.astructured_predict(cls, self.prompts[name], **variables)
             except MODEL_ERRORS as e:
                 problem, kind = _brief(e), type(e).__name__
@@ -305,6 +312,19 @@ class LLMReasoner:
                 problem, kind = _brief(e), type(e).__name__
                 log.warning("%s: JSON reply unusable (%s)", name, problem)
         raise UnusableReply(f"{name}: {kind}")
+
+
+async def _streamed(
+    llm: LLM, cls: type[M], prompt: ChatPromptTemplate, variables: dict[str, str]
+) -> M:
+    """The structured reply, streamed; only a complete one counts. LlamaIndex yields partial
+    objects as the tokens arrive and a ``cls`` once the JSON so far validates as one."""
+    last: object = None
+    async for partial in await llm.astream_structured_predict(cls, prompt, **variables):
+        last = partial
+    if not isinstance(last, cls):
+        raise ValueError(f"the streamed reply is no complete {cls.__name__}")
+    return last
 
 
 async def _chat_json(

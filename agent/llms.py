@@ -14,6 +14,7 @@ the ``cohere`` SDK the rest of the stack uses.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
 from agent.settings import LLMSettings
@@ -21,11 +22,13 @@ from ingest.errors import ConfigError
 
 if TYPE_CHECKING:
     from llama_index.core.llms import LLM
+    from llama_index.llms.openai_like import OpenAILike
 
 KEY_VAR = "FOOTNOTE_LLM__API_KEY"
 BASE_URL_VAR = "FOOTNOTE_LLM__BASE_URL"
 MODEL_VARS = "FOOTNOTE_LLM__MODEL / FOOTNOTE_LLM__CHEAP_MODEL"
 PROBE = "Reply with the single word OK."
+PROBE_TOKENS = 16
 COHERE_COMPAT_URL = "https://api.cohere.ai/compatibility/v1"
 # LLMSettings has no api_version yet; this GA version supports tools and json_schema outputs.
 AZURE_API_VERSION = "2024-10-21"
@@ -47,6 +50,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             model=model,
             api_key=_key(s),
             api_base=s.base_url,
+            max_tokens=s.max_reply_tokens,
             temperature=0.0,
             timeout=s.timeout_s,
             max_retries=s.max_retries,
@@ -54,14 +58,19 @@ def _build(s: LLMSettings, model: str) -> LLM:
     elif s.provider == "openai_like":
         from llama_index.llms.openai_like import OpenAILike
 
-        llm = OpenAILike(
+        cls = _schema_in_json_object() if s.structured_output == "json_object" else OpenAILike
+        llm = cls(
             model=model,
             api_base=_base_url(s, "the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1"),
             # Local servers (vLLM, Ollama, llama.cpp) often take no key; the SDK still wants one.
             api_key=s.api_key.get_secret_value() if s.api_key else "unused",
             is_chat_model=True,
             is_function_calling_model=True,
+            # LlamaIndex's structured calls send the schema as response_format instead of a
+            # forced tool call (FOOTNOTE_LLM__STRUCTURED_OUTPUT).
+            should_use_structured_outputs=s.structured_output != "tool_call",
             context_window=32768,
+            max_tokens=s.max_reply_tokens,
             temperature=0.0,
             timeout=s.timeout_s,
             max_retries=s.max_retries,
@@ -75,6 +84,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             api_key=_key(s),
             azure_endpoint=_base_url(s, "the Azure endpoint, https://RESOURCE.openai.azure.com/"),
             api_version=AZURE_API_VERSION,
+            max_tokens=s.max_reply_tokens,
             temperature=0.0,
             timeout=s.timeout_s,
             max_retries=s.max_retries,
@@ -87,7 +97,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             api_key=_key(s),
             base_url=s.base_url,
             # LlamaIndex's default of 512 output tokens would cut a cited answer short.
-            max_tokens=4096,
+            max_tokens=s.max_reply_tokens,
             temperature=0.0,
             timeout=s.timeout_s,
             max_retries=s.max_retries,
@@ -102,6 +112,7 @@ def _build(s: LLMSettings, model: str) -> LLM:
             is_chat_model=True,
             is_function_calling_model=True,
             context_window=128000,
+            max_tokens=s.max_reply_tokens,
             temperature=0.0,
             timeout=s.timeout_s,
             max_retries=s.max_retries,
@@ -110,6 +121,27 @@ def _build(s: LLMSettings, model: str) -> LLM:
         raise ConfigError(f"unknown LLM provider {s.provider!r}; set FOOTNOTE_LLM__PROVIDER")
     _check_model(llm, s)
     return llm
+
+
+@cache
+def _schema_in_json_object() -> type[OpenAILike]:
+    """OpenAILike whose structured calls send ``{"type": "json_object", "schema": …}``.
+
+    llama-cpp-python's server turns that schema into a grammar, and refuses OpenAI's
+    ``{"type": "json_schema", …}`` (HTTP 500: "Input should be 'text' or 'json_object'"). LlamaIndex
+    knows only the OpenAI form, so the one method that builds it is rewritten (the schema itself
+    is still LlamaIndex's, strict).
+    """
+    from llama_index.llms.openai_like import OpenAILike
+
+    class SchemaInJsonObject(OpenAILike):
+        def _prepare_schema(self, llm_kwargs: dict | None, output_cls: type) -> dict:
+            kwargs = super()._prepare_schema(llm_kwargs, output_cls)
+            schema = kwargs["response_format"]["json_schema"]["schema"]
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+            return kwargs
+
+    return SchemaInJsonObject
 
 
 def provider_errors(s: LLMSettings) -> tuple[type[Exception], ...]:
@@ -132,7 +164,9 @@ def check_reachable(s: LLMSettings, *llms: LLM) -> None:
     for llm in {id(llm): llm for llm in llms}.values():
         model = getattr(llm, "model", "?")
         try:
-            llm.chat([ChatMessage(role="user", content=PROBE)])
+            # A few tokens are answer enough, whatever the model makes of the request.
+            short = llm.model_copy(update={"max_tokens": PROBE_TOKENS})
+            short.chat([ChatMessage(role="user", content=PROBE)])
         except provider_errors(s) as e:
             # Type and status only: a provider's message may echo part of the key.
             status = getattr(e, "status_code", None)

@@ -47,7 +47,15 @@ class LLMSettings(BaseModel):
     base_url: str | None = None
     model: str = "gpt-4o"
     cheap_model: str | None = None
+    # How openai_like asks for route/grade/check/answer replies of a given JSON schema:
+    # "json_schema" is OpenAI's response_format (vLLM, Ollama, llama.cpp's llama-server);
+    # "json_object" puts the schema in {"type": "json_object", "schema": …}, the form
+    # llama-cpp-python's server reads (it ignores "json_schema"); "tool_call" forces a tool call.
+    structured_output: Literal["json_schema", "json_object", "tool_call"] = "json_schema"
     timeout_s: float = 60.0  # one HTTP request
+    # Tokens one reply may have: a model that runs on (an endless list, a string never closed) is
+    # cut there, and the step, its reply unusable, is made offline.
+    max_reply_tokens: int = Field(4096, gt=0)
     # A step (route, grade, answer…) that waits longer for the LLM, or whose call fails, is made
     # by the offline reasoner instead (agent.fallback_reasoner).
     step_timeout_s: float = Field(20.0, gt=0)

@@ -23,7 +23,7 @@ from rich.console import Console
 from agent.assistant import build_assistant, build_reasoner
 from agent.fallback_reasoner import FallbackReasoner, StepTimeouts, take_llm_fallback
 from agent.llm_reasoner import LLMReasoner
-from agent.llms import PROBE, build_llms, provider_errors
+from agent.llms import PROBE, PROBE_TOKENS, build_llms, provider_errors
 from agent.offline import OfflineReasoner
 from agent.reasoning import Route
 from agent.settings import LLMSettings, TelemetrySettings
@@ -66,8 +66,13 @@ class HandbookModel:
         self.sentences: list[str] = []  # what it wrote as answers
 
     def __call__(self, body: dict) -> Reply:
+        fmt = body.get("response_format") or {}
         if body.get("tools"):
             schema = body["tools"][0]["function"]["name"]
+        elif fmt.get("type") == "json_schema":
+            schema = fmt["json_schema"]["name"]
+        elif fmt.get("type") == "json_object":
+            schema = fmt["schema"]["title"]
         else:  # the plain-JSON retry carries the schema in its first message
             schema = re.search(r'"title": "(\w+Reply)"', body["messages"][0]["content"]).group(1)
         self.calls.append(schema)
@@ -339,7 +344,7 @@ async def test_after_a_failure_the_llm_is_skipped_until_the_pause_ends(handbook_
     assert len(fake_openai.requests) == 1  # skipped: nothing was sent
 
     now[0] += 20.0
-    fake_openai.reply_tool({"kind": "question", "question": "Hello?"})
+    fake_openai.reply_json({"kind": "question", "question": "Hello?"})
     assert await reasoner.route("Hello", []) == Route("question", "Hello?")
     assert take_llm_fallback() == "" and len(fake_openai.requests) == 2
 
@@ -350,7 +355,7 @@ async def test_an_unusable_reply_does_not_pause_the_llm(handbook_deps, fake_open
     await reasoner.plan("a and b?")
     assert take_llm_fallback().startswith("llm reply unusable: plan: ")
 
-    fake_openai.reply_tool({"subquestions": ["a?", "b?"]})
+    fake_openai.reply_json({"subquestions": ["a?", "b?"]})
     assert await reasoner.plan("a and b?") == ["a?", "b?"]
     assert take_llm_fallback() == ""
 
@@ -380,6 +385,7 @@ def test_build_reasoner_wraps_the_llm_after_checking_that_it_answers(handbook_de
     assert reasoner.timeouts == StepTimeouts.every(7.5) and reasoner.pause_s == 12
     assert sorted(b["model"] for b in fake_openai.bodies) == ["fake", "fake-mini"]
     assert all(b["messages"][-1]["content"] == PROBE for b in fake_openai.bodies)
+    assert all(b["max_tokens"] == PROBE_TOKENS for b in fake_openai.bodies)
 
 
 def test_an_unreachable_server_at_start_up_fails_loudly(handbook_deps):

@@ -510,7 +510,7 @@ def http_reasoner(fake: FakeOpenAI, **overrides) -> LLMReasoner:
 
 
 async def test_http_route_by_tool_call(fake_openai):
-    reasoner = http_reasoner(fake_openai)
+    reasoner = http_reasoner(fake_openai, structured_output="tool_call")
     fake_openai.reply_tool(
         {"kind": "crm", "question": "Can customer #4471 get a refund?", "customer_id": "4471"}
     )
@@ -537,7 +537,7 @@ async def test_http_route_by_tool_call(fake_openai):
 
 
 async def test_http_grade_is_one_request_for_all_passages(fake_openai):
-    reasoner = http_reasoner(fake_openai)
+    reasoner = http_reasoner(fake_openai, structured_output="tool_call")
     fake_openai.reply_tool(
         {
             "grades": [
@@ -558,7 +558,7 @@ async def test_http_grade_is_one_request_for_all_passages(fake_openai):
 
 
 async def test_http_answer_and_check(fake_openai):
-    reasoner = http_reasoner(fake_openai, cheap_model="fake-mini")
+    reasoner = http_reasoner(fake_openai, cheap_model="fake-mini", structured_output="tool_call")
     fake_openai.reply_tool(
         {
             "sentences": [
@@ -592,7 +592,7 @@ async def test_http_answer_and_check(fake_openai):
 
 
 async def test_http_text_instead_of_a_tool_call_is_retried_as_plain_json(fake_openai):
-    reasoner = http_reasoner(fake_openai)
+    reasoner = http_reasoner(fake_openai, structured_output="tool_call")
     fake_openai.reply_text(
         '{"subquestions": ["a?", "b?"]}'
     )  # ignores tool_choice (as some servers do)
@@ -610,7 +610,7 @@ async def test_http_text_instead_of_a_tool_call_is_retried_as_plain_json(fake_op
 
 
 async def test_http_broken_tool_arguments_are_unusable_after_a_plain_retry(fake_openai):
-    reasoner = http_reasoner(fake_openai)
+    reasoner = http_reasoner(fake_openai, structured_output="tool_call")
     fake_openai.enqueue(
         Reply(tool_calls=[{"name": "GradeReply", "arguments": '{"grades": [{"n": 1, "lab'}])
     )
@@ -638,6 +638,83 @@ async def test_http_openai_uses_the_json_schema_response_format(fake_openai):
     fmt = body["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
     assert fmt["json_schema"]["name"] == "RewriteReply"
+
+
+ANSWER = {
+    "sentences": [
+        {"text": "You get 25 days.", "citations": [1]},
+        {"text": "Ten carry over.", "citations": [3]},
+    ],
+    "missing": None,
+}
+
+
+async def test_http_openai_like_holds_each_step_to_its_json_schema(fake_openai):
+    # As for vLLM or Ollama: the default json_schema.
+    reasoner = http_reasoner(fake_openai, max_reply_tokens=300)
+    fake_openai.reply_json({"kind": "question", "question": "How many days?"})
+    fake_openai.reply_json({"grades": [{"n": 1, "label": "relevant", "score": 1.0}]})
+    fake_openai.reply_json(
+        {"sentences": [{"n": 1, "supported": True}], "answers_question": True, "reason": None}
+    )
+
+    await reasoner.route("How many days?", [])
+    await reasoner.grade("How many days?", PASSAGES[:1])
+    await reasoner.check("How many days?", Draft([Sentence("25 days.", [0])]), PASSAGES[:1])
+
+    for body, name in zip(
+        fake_openai.bodies, ["RouteReply", "GradeReply", "CheckReply"], strict=True
+    ):
+        assert "tools" not in body and not body.get("stream")
+        assert body["max_tokens"] == 300  # a model that runs on is cut there
+        fmt = body["response_format"]
+        assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == name
+        assert fmt["json_schema"]["strict"] is True
+        schema = fmt["json_schema"]["schema"]
+        assert schema["additionalProperties"] is False
+        assert set(schema["required"]) == set(schema["properties"])
+
+
+async def test_http_the_answer_is_streamed_under_its_schema(fake_openai):
+    reasoner = http_reasoner(fake_openai)
+    fake_openai.reply_json(ANSWER)
+
+    draft = await reasoner.answer("How many days, and do they carry over?", [], PASSAGES, [])
+
+    assert draft == Draft([Sentence("You get 25 days.", [0]), Sentence("Ten carry over.", [2])])
+    [body] = fake_openai.bodies
+    assert body["stream"] is True and "tools" not in body
+    assert body["response_format"]["json_schema"]["name"] == "AnswerReply"
+
+
+async def test_http_json_object_mode_sends_the_schema_inside_json_object(fake_openai):
+    """The form llama-cpp-python's server turns into a grammar."""
+    reasoner = http_reasoner(fake_openai, structured_output="json_object")
+    fake_openai.reply_json({"subquestions": ["a?", "b?"]})
+    fake_openai.reply_json(ANSWER)
+
+    assert await reasoner.plan("a and b?") == ["a?", "b?"]
+    await reasoner.answer("How many days?", [], PASSAGES, [])
+
+    plan, answer = fake_openai.bodies
+    assert set(plan["response_format"]) == {"type", "schema"}
+    assert plan["response_format"]["type"] == "json_object"
+    assert set(plan["response_format"]["schema"]["properties"]) == {"subquestions"}
+    assert answer["stream"] is True and answer["response_format"]["type"] == "json_object"
+    assert "sentences" in answer["response_format"]["schema"]["properties"]
+
+
+async def test_http_a_streamed_answer_cut_short_is_retried_then_unusable(fake_openai):
+    reasoner = http_reasoner(fake_openai)
+    fake_openai.reply_text('{"sentences": [{"text": "You get 25 da')
+    fake_openai.reply_text("I would rather not.")
+
+    with pytest.raises(UnusableReply, match="^answer: "):
+        await reasoner.answer("How many days?", [], PASSAGES, [])
+
+    streamed, retry = fake_openai.bodies
+    assert streamed["stream"] is True and not retry.get("stream")
+    assert "could not be used" in retry["messages"][-1]["content"]
 
 
 async def test_http_a_wrong_key_is_raised_not_swallowed():

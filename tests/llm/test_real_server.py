@@ -1,0 +1,244 @@
+"""The LLM reasoner over the wire to a real OpenAI-compatible server (``make test-llm``).
+
+Configured as a deployment sets it for vLLM or Ollama (provider openai_like, a base URL, a model
+name), with the schema in the form this server reads (``json_object``). The model is a 270M base
+model: what it says is noise, so nothing here reads its words. What must hold whatever it says:
+every step's reply parses, a whole turn ends with a valid Answer whose citations are passages the
+turn retrieved, and a garbled or late reply is made by the offline reasoner, which the trace says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import get_args
+
+import pytest
+
+from agent.assistant import build_assistant, build_reasoner
+from agent.fallback_reasoner import FallbackReasoner, take_llm_fallback
+from agent.llm_reasoner import LLMReasoner
+from agent.llms import build_llms
+from agent.reasoning import Check, Draft, Grade, Route, Sentence, UnusableReply
+from agent.retrieval import Passage
+from agent.turns import Answer, Status, Turn
+from bot.directory import FileDirectory
+from agent.settings import LLMSettings
+from tests.conftest import ROOT
+from tests.llm.wire import ReplyProxy
+
+pytestmark = pytest.mark.llm
+
+DIRECTORY = FileDirectory.load(ROOT / "examples" / "directory.yaml")
+QUESTION = ("alice", "How many vacation days can I carry over?")
+# The base model can run on (an endless list, a string never closed): cut there, such a reply is
+# unusable and its step made offline. A cut reply of 128 tokens takes ~4 s here, ~15 s when busy.
+REPLY_TOKENS = 128
+STEP_TIMEOUT_S = 120.0
+
+
+def settings(proxy: ReplyProxy, **overrides) -> LLMSettings:
+    base = dict(
+        provider="openai_like",
+        base_url=proxy.base_url,
+        model="gemma3-270m",
+        structured_output="json_object",
+        step_timeout_s=STEP_TIMEOUT_S,
+        max_reply_tokens=REPLY_TOKENS,
+        max_retries=0,
+        pause_after_failure_s=0,  # a late step must not send the steps after it offline
+    )
+    return LLMSettings(**(base | overrides))
+
+
+def reasoner_for(handbook_deps, llm: LLMSettings) -> FallbackReasoner:
+    """As ``footnote serve`` builds it: checked at start-up, the offline reasoner behind it."""
+    deps = SimpleNamespace(
+        settings=handbook_deps.settings.model_copy(update={"llm": llm}),
+        index=handbook_deps.index,
+        embedders=handbook_deps.embedders,
+    )
+    reasoner = build_reasoner(deps)
+    assert isinstance(reasoner, FallbackReasoner) and isinstance(reasoner.primary, LLMReasoner)
+    return reasoner
+
+
+def ask(handbook_deps, reasoner, user: str, text: str) -> Answer:
+    person = DIRECTORY.find(user)
+    turn = Turn(user_id=user, text=text, groups=person.groups, display_name=person.name)
+    return asyncio.run(build_assistant(handbook_deps, reasoner=reasoner).answer(turn))
+
+
+def fallbacks(answer: Answer) -> dict[str, str]:
+    return {s.step: s.llm_fallback for s in answer.trace if s.llm_fallback}
+
+
+def assert_valid_answer(answer: Answer) -> None:
+    """Whatever the model said: a known status, text, and citations of passages this turn read."""
+    assert answer.status in get_args(Status) and answer.status != "error", answer.status
+    assert answer.text.strip()
+    read = {
+        chunk.split("#", 1)[0]
+        for s in answer.trace
+        if s.step == "grade"
+        for chunk in [*s.kept, *(d.split(":", 1)[0] for d in s.dropped)]
+    }
+    for c in answer.citations:
+        assert c.doc_id in read, (c.doc_id, sorted(read))
+        assert f"[{c.n}]" in answer.text
+
+
+def some_passages(handbook_deps, n: int = 3) -> list[Passage]:
+    groups = DIRECTORY.find("alice").groups
+    return handbook_deps.retriever.search("vacation carry over", groups, top_k=n)
+
+
+def assert_replies_meet_their_schema_or_were_cut(proxy: ReplyProxy) -> None:
+    """The server's grammar held every reply that ended by itself to its step's schema."""
+    replies = [e for e in proxy.exchanges if not e.sabotaged and not e.step.endswith("(retry)")]
+    assert replies
+    assert all(e.parsed or e.cut for e in replies), [e for e in replies if not e.parsed]
+
+
+def assert_fell_back_only_where_cut(answer: Answer, proxy: ReplyProxy, skip: str = "") -> None:
+    """A step the LLM did not make had its reply cut at max_tokens; nothing timed out or failed."""
+    cut = {e.step for e in proxy.exchanges if e.cut}
+    for step, reason in fallbacks(answer).items():
+        if step != skip:
+            assert reason.startswith(f"llm reply unusable: {step}: ") and step in cut, (
+                step,
+                reason,
+            )
+
+
+# ---------------------------------------------------------------- every step parses
+
+
+def test_every_step_gets_a_reply_that_meets_its_schema(handbook_deps, proxy):
+    reasoner = LLMReasoner(*build_llms(settings(proxy)))
+    passages = some_passages(handbook_deps)
+    assert passages
+    q = QUESTION[1]
+
+    async def attempt(call):
+        try:
+            return await call
+        except UnusableReply as e:
+            return e
+
+    async def steps():
+        draft = await attempt(reasoner.answer(q, [q], passages, []))
+        made = draft if isinstance(draft, Draft) and draft.sentences else None
+        return {
+            "route": await attempt(reasoner.route(q, [])),
+            "plan": await attempt(reasoner.plan(q)),
+            "grade": await attempt(reasoner.grade(q, passages)),
+            "rewrite": await attempt(reasoner.rewrite(q, passages, "rewrite", [q])),
+            "answer": draft,
+            "check": await attempt(
+                reasoner.check(q, made or Draft([Sentence("Ten days carry over.", [0])]), passages)
+            ),
+        }
+
+    got = asyncio.run(steps())
+
+    kinds = {"route": Route, "plan": list, "grade": list, "rewrite": str, "answer": Draft}
+    kinds["check"] = Check
+    for step, value in got.items():
+        if isinstance(value, UnusableReply):  # only a reply cut at max_tokens may be unusable
+            assert any(e.cut for e in proxy.exchanges if e.step == step), (step, value)
+        else:
+            assert isinstance(value, kinds[step]), (step, value)
+    if isinstance(got["grade"], list):
+        assert len(got["grade"]) == len(passages) and all(
+            isinstance(g, Grade) for g in got["grade"]
+        )
+    if isinstance(got["answer"], Draft):
+        assert all(0 <= i < len(passages) for s in got["answer"].sentences for i in s.sources)
+    first = {}
+    for e in proxy.exchanges:
+        first.setdefault(e.step, e.stream)
+    assert {k: v for k, v in first.items() if "retry" not in k} == {
+        "answer": True,  # the one streamed step
+        "route": False,
+        "plan": False,
+        "grade": False,
+        "rewrite": False,
+        "check": False,
+    }
+    assert_replies_meet_their_schema_or_were_cut(proxy)
+
+
+# ---------------------------------------------------------------- whole turns
+
+
+def test_a_turn_ends_with_a_valid_answer_made_by_the_llm(handbook_deps, proxy):
+    reasoner = reasoner_for(handbook_deps, settings(proxy))
+
+    answer = ask(handbook_deps, reasoner, *QUESTION)
+
+    assert_valid_answer(answer)
+    assert "route" in {e.step for e in proxy.exchanges}
+    assert_replies_meet_their_schema_or_were_cut(proxy)
+    assert_fell_back_only_where_cut(answer, proxy)
+
+
+def test_a_garbled_reply_is_made_offline_and_the_trace_says_so(handbook_deps, proxy):
+    # A busy machine must not push the turn past the loop's 90 s: a slow step ends the LLM's part.
+    llm = settings(proxy, step_timeout_s=20.0, pause_after_failure_s=600)
+    reasoner = reasoner_for(handbook_deps, llm)
+    proxy.sabotage(garble=("route",))
+
+    answer = ask(handbook_deps, reasoner, *QUESTION)
+
+    reasons = fallbacks(answer)
+    assert reasons.pop("route").startswith("llm reply unusable: route: ")
+    garbled = {e.step for e in proxy.exchanges if e.sabotaged}
+    assert garbled == {"route", "route (retry)"}  # retried once, in plain JSON
+    cut = {e.step for e in proxy.exchanges if e.cut}
+    for step, reason in reasons.items():
+        assert (
+            (reason.startswith(f"llm reply unusable: {step}: ") and step in cut)
+            or reason == "llm timeout after 20.0 s"
+            or reason.startswith("llm skipped for 600 s")
+        ), (step, reason)
+    assert_valid_answer(answer)
+
+
+def test_a_garbled_streamed_answer_is_made_offline(handbook_deps, proxy):
+    reasoner = reasoner_for(handbook_deps, settings(proxy))
+    proxy.sabotage(garble=("answer",))
+    passages = some_passages(handbook_deps)
+
+    async def answer_step():
+        draft = await reasoner.answer(QUESTION[1], [QUESTION[1]], passages, [])
+        return draft, take_llm_fallback()
+
+    draft, reason = asyncio.run(answer_step())
+
+    assert reason.startswith("llm reply unusable: answer: "), reason
+    assert isinstance(draft, Draft)  # the offline reasoner's
+    assert [(e.step, e.stream) for e in proxy.exchanges if e.sabotaged] == [
+        ("answer", True),
+        ("answer (retry)", False),
+    ]
+
+
+def test_a_reply_later_than_the_step_timeout_is_made_offline_and_the_trace_says_so(
+    handbook_deps, proxy
+):
+    # After the late step, the LLM is left alone for a while: the rest of the turn is offline.
+    llm = settings(proxy, step_timeout_s=2.0, pause_after_failure_s=600)
+    reasoner = reasoner_for(handbook_deps, llm)
+    proxy.sabotage(hold={"route": 5.0})
+
+    answer = ask(handbook_deps, reasoner, *QUESTION)
+
+    reasons = fallbacks(answer)
+    assert reasons.pop("route") == "llm timeout after 2.0 s"
+    assert reasons and all(
+        r.startswith("llm skipped for 600 s after a failure") for r in reasons.values()
+    )
+    route = next(s for s in answer.trace if s.step == "route")
+    assert route.ms < 4000  # it did not wait for the late reply
+    assert_valid_answer(answer)

@@ -21,9 +21,9 @@ from agent.llm_reasoner import LLMReasoner
 from agent.llms import build_llms
 from agent.reasoning import Check, Draft, Grade, Route, Sentence, UnusableReply
 from agent.retrieval import Passage
+from agent.settings import LLMSettings
 from agent.turns import Answer, Status, Turn
 from bot.directory import FileDirectory
-from agent.settings import LLMSettings
 from tests.conftest import ROOT
 from tests.llm.wire import ReplyProxy
 

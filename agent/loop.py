@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
@@ -53,7 +53,8 @@ _ASKS_CONTACT = re.compile(
     r"\b(contact|e-?mail|phone|call|reach|mobile|who is)\b|пошт|телефон|контакт|邮箱|电话|联系|メール|電話|連絡",
     re.I,
 )
-Progress = Callable[[str], Awaitable[None]]
+# An async function the loop tells its steps to; the bot may run it on another event loop.
+Progress = Callable[[str], Coroutine[Any, Any, None]]
 
 
 @dataclass

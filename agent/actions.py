@@ -11,9 +11,12 @@ import json
 import threading
 import time
 from dataclasses import asdict
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agent.turns import PendingAction
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 
 class StateUnavailable(Exception):
@@ -33,7 +36,7 @@ class PendingActions(Protocol):
 class MemoryPendingActions:
     """For one process (the terminal chat); the bot uses Redis."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._items: dict[str, PendingAction] = {}
         self._lock = threading.Lock()
 
@@ -52,7 +55,7 @@ class MemoryPendingActions:
 
 
 class RedisPendingActions:
-    def __init__(self, client, prefix: str = "footnote:pending:"):
+    def __init__(self, client: Redis, prefix: str = "footnote:pending:"):
         # Imported here: the redis package costs a tenth of a second that `footnote ask`, which
         # keeps pending actions in memory, never needs.
         from redis.exceptions import RedisError

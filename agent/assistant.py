@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from agent.actions import MemoryPendingActions, PendingActions, StateUnavailable
 from agent.desk import CRM, SqliteTicketDesk, TicketDesk
@@ -16,17 +17,71 @@ from agent.fallback import Fallback
 from agent.loop import AnswerLoop, Progress, Run
 from agent.messages import say
 from agent.reasoning import Reasoner
+from agent.retrieval import Retriever
+from agent.settings import CRMSettings, LimitsSettings, LLMSettings
 from agent.telemetry import Telemetry
 from agent.terms import TermStats
 from agent.tools import Toolbox, TurnTools
 from agent.traces import SqliteTraceStore, TraceStore
 from agent.turns import Answer, Turn
 from ingest.documents import ChunkPayload
+from ingest.embed import Embedder
+from ingest.index import Index
 from ingest.languages import detect_lang
 
 log = logging.getLogger(__name__)
 
 STATS_SAMPLE = 50_000  # chunks read to estimate term rarity
+
+
+class ReasonerSettings(Protocol):
+    """The root settings' parts a reasoner is built from; the agent does not know the root."""
+
+    @property
+    def data_dir(self) -> Path: ...
+
+    @property
+    def llm(self) -> LLMSettings | None: ...
+
+
+class AssistantSettings(ReasonerSettings, Protocol):
+    @property
+    def crm(self) -> CRMSettings: ...
+
+    @property
+    def limits(self) -> LimitsSettings: ...
+
+
+class ReasonerDeps(Protocol):
+    """What ``build_reasoner`` needs of the composition root (``bot.app.Deps`` provides it)."""
+
+    @property
+    def settings(self) -> ReasonerSettings: ...
+
+    @property
+    def index(self) -> Index: ...
+
+    @property
+    def embedders(self) -> Sequence[Embedder]: ...
+
+
+class AssistantDeps(ReasonerDeps, Protocol):
+    """What ``build_assistant`` needs: the clients built once, and the agent's settings."""
+
+    @property
+    def settings(self) -> AssistantSettings: ...
+
+    @property
+    def retriever(self) -> Retriever: ...
+
+    @property
+    def crm(self) -> CRM: ...
+
+    @property
+    def telemetry(self) -> Telemetry: ...
+
+    @property
+    def fallback(self) -> Fallback | None: ...
 
 
 def error_reference() -> str:
@@ -46,7 +101,7 @@ class Assistant:
     )  # records nothing unless built from settings
     max_question_chars: int = 4000
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.loop = AnswerLoop(self.reasoner, self.fallback)
 
     async def answer(self, turn: Turn, progress: Progress | None = None) -> Answer:
@@ -129,7 +184,9 @@ class _LazyStats:
     """Term rarity from the live index, rebuilt when the index size changes; kept in ``cache``
     (a file) between processes."""
 
-    def __init__(self, index, known: frozenset[str] = frozenset(), cache: Path | None = None):
+    def __init__(
+        self, index: Index, known: frozenset[str] = frozenset(), cache: Path | None = None
+    ):
         self.index, self.known, self.cache = index, known, cache
         self._stats: TermStats | None = None
         self._count = -1
@@ -145,7 +202,7 @@ class _LazyStats:
             return stats
 
 
-def _known_words(embedders) -> frozenset[str]:
+def _known_words(embedders: Sequence[Embedder]) -> frozenset[str]:
     """Common English words (MiniLM's vocabulary) when MiniLM is one of the embedders: the
     speller corrects only words outside them and outside the documents."""
     if not any(e.name == "minilm" for e in embedders):
@@ -155,7 +212,7 @@ def _known_words(embedders) -> frozenset[str]:
     return english_words()
 
 
-def build_reasoner(deps) -> Reasoner:
+def build_reasoner(deps: ReasonerDeps) -> Reasoner:
     """The offline reasoner; with ``FOOTNOTE_LLM__*`` set, the LLM for every step and the offline
     reasoner for the steps it fails. A bad key, URL, model or prompt file stops the start-up here."""
     from agent.offline import OfflineReasoner
@@ -183,7 +240,7 @@ def build_reasoner(deps) -> Reasoner:
 
 
 def build_assistant(
-    deps,
+    deps: AssistantDeps,
     pending: PendingActions | None = None,
     traces: TraceStore | None = None,
     reasoner: Reasoner | None = None,
@@ -212,6 +269,6 @@ def build_assistant(
         desk=SqliteTicketDesk(s.data_dir / "tickets.sqlite"),
         traces=traces or SqliteTraceStore(s.data_dir / "traces.sqlite"),
         telemetry=telemetry or deps.telemetry,
-        fallback=fallback or getattr(deps, "fallback", None),
+        fallback=fallback or deps.fallback,
         max_question_chars=s.limits.max_question_chars,
     )

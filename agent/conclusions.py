@@ -19,7 +19,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
+from agent.desk import CustomerRecord
 from agent.messages import say
 from agent.passages import Passage, ToolRecord
 from agent.units import Unit, units_of
@@ -43,7 +45,7 @@ _BILLING = {
 _PER_USER_MONTH = re.compile(r"per\s+(?:user|seat)\s+per\s+month", re.I)
 
 
-def tool_passage(record: dict, today: date, lang: str) -> Passage:
+def tool_passage(record: CustomerRecord, today: date, lang: str) -> Passage:
     """A CRM record as a passage the answer can quote and cite: one line for the customer, one
     per order (with its age in days on ``today``)."""
     customer = str(record.get("id", ""))
@@ -90,7 +92,7 @@ class Conclusion:
     quotes: list[tuple[int, str]]  # the units quoted with it: (passage, text)
 
 
-def _latest_order(record: dict) -> dict | None:
+def _latest_order(record: CustomerRecord) -> dict[str, Any] | None:
     orders = [o for o in record.get("orders", []) if o.get("order_date")]
     return max(orders, key=lambda o: str(o["order_date"])) if orders else None
 
@@ -104,7 +106,7 @@ def _rule_units(passages: Sequence[Passage]) -> list[tuple[int, Unit]]:
     return out
 
 
-def _window(order: dict, rules: list[tuple[int, Unit]]) -> tuple[int, Unit, float] | None:
+def _window(order: dict[str, Any], rules: list[tuple[int, Unit]]) -> tuple[int, Unit, float] | None:
     """The rule "within N days" for the order's billing: (passage, unit, N)."""
     billing = str(order.get("billing", "")).lower()
     pattern = _BILLING.get(billing)

@@ -12,7 +12,10 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+
+# A customer with their plan and orders, as the CRM's JSON has them.
+CustomerRecord = dict[str, Any]
 
 
 @dataclass
@@ -53,11 +56,11 @@ class SqliteTicketDesk:
         return Ticket(ticket_id, f"{self.base_url}/{ticket_id}", stored_title, created)
 
     def count(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM tickets").fetchone()[0]
+        return int(self._db.execute("SELECT COUNT(*) FROM tickets").fetchone()[0])
 
 
 class CRM(Protocol):
-    def customer(self, customer_id: str) -> dict | None:
+    def customer(self, customer_id: str) -> CustomerRecord | None:
         """The customer with their plan and orders, or ``None``."""
         ...
 
@@ -88,7 +91,7 @@ class SqliteCRM:
                         (str(o["order_id"]), str(o["customer_id"]), json.dumps(o)),
                     )
 
-    def customer(self, customer_id: str) -> dict | None:
+    def customer(self, customer_id: str) -> CustomerRecord | None:
         row = self._db.execute(
             "SELECT data FROM customers WHERE id = ?", (str(customer_id),)
         ).fetchone()
@@ -97,4 +100,5 @@ class SqliteCRM:
         orders = self._db.execute(
             "SELECT data FROM orders WHERE customer_id = ?", (str(customer_id),)
         ).fetchall()
-        return json.loads(row["data"]) | {"orders": [json.loads(o["data"]) for o in orders]}
+        record: CustomerRecord = json.loads(row["data"])
+        return record | {"orders": [json.loads(o["data"]) for o in orders]}

@@ -215,8 +215,8 @@ def _ordering_value(s: Scored, dimension: str, year: int | None) -> float | None
             float(sum(v * 1000 ** (3 - i) for i, v in enumerate(found[-1][:3]))) if found else None
         )
     if dimension == "date":
-        found = dates(text, year)
-        return float(max(found).toordinal()) if found else None
+        days = dates(text, year)
+        return float(max(days).toordinal()) if days else None
     values = [q.value for q in quantities(s.unit.text) if q.unit]
     return max(values) if values else None
 

@@ -31,7 +31,7 @@ import html
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -59,6 +59,7 @@ from ingest.errors import ConfigError
 log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 # What each prompt file must use, no more and no less: a mismatch is our bug, found at start-up.
 PROMPT_VARS: dict[str, set[str]] = {
@@ -298,7 +299,8 @@ class LLMReasoner:
             try:
                 if stream:
                     return await _streamed(llm, cls, self.prompts[name], variables)
-                return await llm.astructured_predict(cls, self.prompts[name], **variables)
+                parsed: M = await llm.astructured_predict(cls, self.prompts[name], **variables)
+                return parsed
             except MODEL_ERRORS as e:
                 problem, kind = _brief(e), type(e).__name__
                 log.warning(
@@ -515,8 +517,8 @@ def _strip_markers(text: str) -> tuple[str, list[int]]:
     return re.sub(r"\s+([.,;:!?。！？])", r"\1", clean), numbers
 
 
-def _unique(items) -> list:
-    out: list = []
+def _unique(items: Iterable[T]) -> list[T]:
+    out: list[T] = []
     for item in items:
         if (item or item == 0) and item not in out:
             out.append(item)

@@ -10,10 +10,13 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
+
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import CoreSchema, core_schema
 
 # The standalone engine, not ``llama_index.core.workflow``: the same classes without the ~1.4 s
 # import of LlamaIndex's indices and chat engines, which a turn never uses.
@@ -22,6 +25,7 @@ from workflows.events import Event, StartEvent, StopEvent
 
 from agent.conclusions import tool_passage
 from agent.documents import asked_document, find_document, outline
+from agent.fallback import Fallback
 from agent.fallback_reasoner import take_llm_fallback
 from agent.followups import resolve
 from agent.messages import quote_list, say
@@ -49,7 +53,8 @@ _ASKS_CONTACT = re.compile(
     r"\b(contact|e-?mail|phone|call|reach|mobile|who is)\b|пошт|телефон|контакт|邮箱|电话|联系|メール|電話|連絡",
     re.I,
 )
-Progress = Callable[[str], Awaitable[None]]
+# An async function the loop tells its steps to; the bot may run it on another event loop.
+Progress = Callable[[str], Coroutine[Any, Any, None]]
 
 
 @dataclass
@@ -82,7 +87,7 @@ class Run:
         if self.progress is not None:
             await self.progress(text)
 
-    def record(self, step_name: str, t0: float, **kw) -> None:
+    def record(self, step_name: str, t0: float, **kw: Any) -> None:
         self.trace.append(
             TraceStep(
                 round=self.round,
@@ -95,9 +100,19 @@ class Run:
         if self.telemetry is not None:
             self.telemetry.step(self.trace[-1])
 
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        """An event carries the turn's one ``Run`` as it is: pydantic checks only that it is a
+        ``Run``, and neither copies it nor validates the tools inside."""
+        return core_schema.is_instance_schema(cls)
+
+
+class RunStart(StartEvent):
+    run: Run
+
 
 class _Ev(Event):
-    run: Any  # a Run; typed loosely so pydantic does not try to validate the dependencies inside
+    run: Run
 
 
 class PlanEvent(_Ev):
@@ -117,14 +132,14 @@ class AnswerEvent(_Ev):
 
 
 class AnswerLoop(Workflow):
-    def __init__(self, reasoner: Reasoner, fallback=None, timeout: float = 90.0):
+    def __init__(self, reasoner: Reasoner, fallback: Fallback | None = None, timeout: float = 90.0):
         super().__init__(timeout=timeout)
         self.reasoner = reasoner
         self.fallback = fallback  # an optional second source, tried when the rounds find nothing
 
     @step
-    async def route(self, ev: StartEvent) -> PlanEvent | StopEvent:
-        run: Run = ev.run
+    async def route(self, ev: RunStart) -> PlanEvent | StopEvent:
+        run = ev.run
         t0 = time.perf_counter()
         run.lang = detect_lang(run.turn.text)
         # a short follow-up is read against the conversation before anything else sees it
@@ -203,6 +218,7 @@ class AnswerLoop(Workflow):
     async def plan(self, ev: PlanEvent) -> SearchEvent:
         run = ev.run
         t0 = time.perf_counter()
+        assert run.route is not None  # the route step set it before planning
         question = run.route.question
         if run.route.kind == "crm":
             question = (

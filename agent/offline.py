@@ -32,8 +32,9 @@ from agent.terms import TermStats, coverage, is_question_word
 from agent.turns import Message
 from ingest.audience import scope_statement
 from ingest.embed import Embedder
-from ingest.languages import STOPWORDS, detect_lang, tokenize
+from ingest.languages import detect_lang, tokenize
 from ingest.sentences import sentences
+from ingest.stopwords import STOPWORDS
 
 _SMALLTALK = re.compile(
     r"^\s*(hi|hello|hey|hallo|good (morning|afternoon|evening)|thanks?( you)?|thank you|cheers|"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 from ingest.documents import ChunkPayload
 from ingest.index import Hit
@@ -30,7 +31,7 @@ class ToolRecord:
     """What a tool returned, for a passage that stands for a tool result rather than a document."""
 
     tool: str  # "query_crm"
-    record: dict
+    record: dict[str, Any]  # the tool's JSON reply
     today: date  # the day its ages (days since an order) were counted on
 
 

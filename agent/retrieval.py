@@ -55,7 +55,8 @@ class Retriever:
         embedder caps its own threads for a query (USE takes one BLAS thread)."""
 
         def one(e: Embedder) -> list[float]:
-            return e.embed([query], kind="query")[0].tolist()
+            vector: list[float] = e.embed([query], kind="query")[0].tolist()
+            return vector
 
         if len(embedders) < 2:
             return {e.name: one(e) for e in embedders}

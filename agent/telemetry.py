@@ -35,6 +35,10 @@ from prometheus_client import (
 from agent.settings import TelemetrySettings
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.util.types import AttributeValue
+
     from agent.turns import Answer, TraceStep, Turn
     from ingest.pipeline import IngestReport
 
@@ -118,7 +122,7 @@ class TurnTelemetry:
     def step(self, ts: TraceStep) -> None:
         """A finished loop step: a child span spanning its real duration, and its latency."""
         end = time.time_ns()
-        attrs: dict = {
+        attrs: dict[str, AttributeValue] = {
             "footnote.step": ts.step,
             "footnote.round": ts.round,
             "footnote.ms": ts.ms,
@@ -176,7 +180,7 @@ class Telemetry:
         self,
         metrics: Metrics | None = None,
         tracer: Tracer | None = None,
-        provider=None,
+        provider: TracerProvider | None = None,
         pushgateway_url: str | None = None,
     ):
         self.metrics = metrics
@@ -265,7 +269,7 @@ def otlp_traces_url(endpoint: str) -> str:
     return endpoint if endpoint.endswith("/v1/traces") else endpoint + "/v1/traces"
 
 
-def build_telemetry(t: TelemetrySettings, exporter=None) -> Telemetry:
+def build_telemetry(t: TelemetrySettings, exporter: SpanExporter | None = None) -> Telemetry:
     """Metrics always; a tracer that exports over OTLP/HTTP when an endpoint is set, or to
     ``exporter`` (tests pass the SDK's in-memory one). Otherwise spans cost nothing."""
     from opentelemetry.sdk.resources import Resource

@@ -13,7 +13,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -85,14 +85,14 @@ _TOKENIZING_SOURCES = (__file__, languages.__file__, spelling.__file__)
 
 @dataclass
 class TermStats:
-    df: Counter
+    df: Counter[str]
     n_docs: int
     speller: Speller | None = None  # typos corrected against the corpus's own words
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], known: frozenset[str] = frozenset()) -> TermStats:
         """``known``: common words of the language, which the speller leaves alone."""
-        df: Counter = Counter()
+        df: Counter[str] = Counter()
         texts = list(texts)
         for text in texts:
             df.update(set(tokenize(text)))
@@ -150,6 +150,6 @@ class TermStats:
         return [t for t in terms if self.df.get(t, 0) == 0 and not re.fullmatch(r"[\d.]+", t)]
 
 
-def coverage(weights: dict[str, float], tokens: set[str]) -> float:
+def coverage(weights: dict[str, float], tokens: Set[str]) -> float:
     total = sum(weights.values())
     return sum(w for t, w in weights.items() if t in tokens) / total if total else 0.0

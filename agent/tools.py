@@ -19,7 +19,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING
 
 from agent.actions import PendingActions, StateUnavailable
-from agent.desk import CRM
+from agent.desk import CRM, CustomerRecord
 from agent.passages import Passage
 from agent.retrieval import Filters, Retriever
 from agent.turns import PendingAction, Turn
@@ -103,7 +103,7 @@ class TurnTools:
         found = [s for s in self.sections(passage.doc_id) if s.chunk_id == passage.parent_id]
         return found[0] if found else None
 
-    def query_crm(self, customer_id: str, include_contact: bool = False) -> dict:
+    def query_crm(self, customer_id: str, include_contact: bool = False) -> CustomerRecord:
         """Plan, status and orders of one customer from the CRM; contact details only when
         ``include_contact`` (the question asked for them)."""
         readers = self.box.crm_readers

@@ -9,18 +9,25 @@ import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent.turns import Answer, Turn
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+
+# One turn's ids, decisions and timings, as JSON.
+TraceRecord = dict[str, Any]
 
 
 class TraceStore(Protocol):
     def save(self, turn: Turn, answer: Answer) -> None: ...
 
-    def recent(self, limit: int = 20) -> list[dict]: ...
+    def recent(self, limit: int = 20) -> list[TraceRecord]: ...
 
 
-def _record(turn: Turn, answer: Answer) -> dict:
+def _record(turn: Turn, answer: Answer) -> TraceRecord:
     # Ids, decisions and timings only: the question is kept, document text and secrets are not.
     return {
         "turn_id": turn.turn_id,
@@ -53,7 +60,7 @@ class SqliteTraceStore:
                 "DELETE FROM traces WHERE n <= (SELECT MAX(n) FROM traces) - ?", (self.keep,)
             )
 
-    def recent(self, limit: int = 20) -> list[dict]:
+    def recent(self, limit: int = 20) -> list[TraceRecord]:
         rows = self._db.execute(
             "SELECT data FROM traces ORDER BY n DESC LIMIT ?", (limit,)
         ).fetchall()
@@ -61,7 +68,7 @@ class SqliteTraceStore:
 
 
 class RedisTraceStore:
-    def __init__(self, client, key: str = "footnote:traces", maxlen: int = 5000):
+    def __init__(self, client: Redis, key: str = "footnote:traces", maxlen: int = 5000):
         self.client, self.key, self.maxlen = client, key, maxlen
 
     def save(self, turn: Turn, answer: Answer) -> None:
@@ -73,8 +80,9 @@ class RedisTraceStore:
                 approximate=True,
             )
 
-    def recent(self, limit: int = 20) -> list[dict]:
+    def recent(self, limit: int = 20) -> list[TraceRecord]:
         return [
             json.loads(fields[b"data"] if b"data" in fields else fields["data"])
-            for _, fields in self.client.xrevrange(self.key, count=limit)
+            for _, fields in self.client.xrevrange(self.key, count=limit) or []
+            if fields
         ]

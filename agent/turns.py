@@ -7,7 +7,7 @@ import re
 import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import date
-from typing import Literal
+from typing import Any, Literal
 
 # "rejected": the turn was not run (an empty or over-long question); no feedback is asked for.
 Status = Literal[
@@ -105,9 +105,9 @@ class Answer:
     # privately, or not at all; it never goes into a channel.
     private_note: str = ""
     lang: str = "en"  # the question's language: adapters say their own words in it
-    ticket: dict | None = None  # set when a confirmed ticket was filed: {"id", "link"}
+    ticket: dict[str, str] | None = None  # set when a confirmed ticket was filed: {"id", "link"}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def trace_summary(self) -> str:

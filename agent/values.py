@@ -289,7 +289,7 @@ _OR_MORE = (
 _Q = rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<unit>{_UNIT})(?![^\W\d_]))?"
 
 
-def _q(m: re.Match, lang: str, suffix: str = "") -> tuple[float, str] | None:
+def _q(m: re.Match[str], lang: str, suffix: str = "") -> tuple[float, str] | None:
     value = parse_number(m.group("num" + suffix), lang)
     if value is None:
         return None

@@ -33,6 +33,7 @@ import redis  # noqa: E402
 from agent.actions import RedisPendingActions  # noqa: E402
 from agent.assistant import build_assistant  # noqa: E402
 from bot.app import build_deps  # noqa: E402
+from bot.conversation import Agent  # noqa: E402
 from bot.server import AgentThread, build_app  # noqa: E402
 from bot.settings import RedisSettings, ServerSettings, Settings, SlackSettings  # noqa: E402
 from bot.state import ConversationState  # noqa: E402
@@ -80,7 +81,7 @@ async def run(
         print(f"ingested the sample handbook in {time.perf_counter() - t:.0f}s", file=sys.stderr)
     prefix = f"footnote-bench-{uuid.uuid4().hex[:8]}:"
     sync_redis = redis.Redis.from_url(redis_url)
-    assistant = build_assistant(
+    assistant: Agent = build_assistant(
         deps, pending=RedisPendingActions(sync_redis, prefix=prefix + "pending:")
     )
     if off_loop:

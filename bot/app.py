@@ -8,11 +8,14 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from agent.desk import SqliteCRM
+from agent.fallback import CollectionFallback
 from agent.retrieval import Retriever
 from agent.telemetry import Telemetry, build_telemetry
 from bot.directory import FileDirectory
 from bot.settings import Settings
 from ingest.backends import build_embedders, open_index
+from ingest.embed import Embedder
+from ingest.index import Index
 from ingest.settings import QdrantSettings
 from ingest.sparse import BM25Encoder
 
@@ -26,10 +29,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 @dataclass
 class Deps:
     settings: Settings
-    _extra_indexes: list = field(default_factory=list)
+    _extra_indexes: list[Index] = field(default_factory=list)
 
     @cached_property
-    def embedders(self):
+    def embedders(self) -> list[Embedder]:
         s = self.settings
         return build_embedders(s.embedding, s.cohere, cache_dir=s.data_dir / "cache")
 
@@ -38,7 +41,7 @@ class Deps:
         return BM25Encoder.from_settings(self.settings.retrieval)
 
     @cached_property
-    def index(self):
+    def index(self) -> Index:
         return self._open(self.settings.qdrant)
 
     @cached_property
@@ -72,13 +75,11 @@ class Deps:
         return build_telemetry(self.settings.telemetry)
 
     @cached_property
-    def fallback(self):
+    def fallback(self) -> CollectionFallback | None:
         """The second source, when ``FOOTNOTE_FALLBACK__COLLECTION`` names one."""
         fb = self.settings.fallback
         if fb is None:
             return None
-        from agent.fallback import CollectionFallback
-
         index = self._open(self.settings.qdrant.model_copy(update={"collection": fb.collection}))
         self._extra_indexes.append(index)
         return CollectionFallback(
@@ -91,7 +92,7 @@ class Deps:
         s = self.settings
         return SqliteCRM(s.data_dir / "crm.sqlite", s.directory_file.parent / "crm.json")
 
-    def _open(self, qdrant: QdrantSettings):
+    def _open(self, qdrant: QdrantSettings) -> Index:
         s = self.settings
         return open_index(qdrant, s.data_dir, self.embedders, s.embedding.sentence_vectors)
 

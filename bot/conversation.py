@@ -16,7 +16,7 @@ a reference that the log line carries too — never an exception's name.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -28,6 +28,7 @@ from bot.directory import Directory, Person
 from bot.links import LinkSigner
 from bot.render import EMPTY_QUESTION, NOT_IN_DIRECTORY
 from bot.state import RATE_LIMITED, ConversationState
+from ingest.documents import ChunkPayload
 from ingest.languages import detect_lang
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,17 @@ class Question:
     mark_thread: bool = False
 
 
+class Agent(Protocol):
+    """The agent's front door as the bot uses it: ``agent.assistant.Assistant``, or
+    ``bot.server.AgentThread`` running one on its own event loop."""
+
+    async def answer(self, turn: Turn, progress: Progress | None = None) -> Answer: ...
+
+    async def confirm(self, action_id: str, user_id: str, approve: bool) -> Answer: ...
+
+    def document(self, doc_id: str, groups: Sequence[str]) -> list[ChunkPayload]: ...
+
+
 class Reply(Protocol):
     """How to talk back on one platform, for one turn or one button click."""
 
@@ -106,7 +118,7 @@ class Reply(Protocol):
 class Conversation:
     def __init__(
         self,
-        assistant,
+        assistant: Agent,
         state: ConversationState,
         directory: Directory,
         links: LinkSigner,

@@ -14,11 +14,13 @@ import contextlib
 import logging
 import signal
 import threading
+from collections.abc import Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
 from redis.exceptions import RedisError
 
-from bot.conversation import Conversation
+from bot.conversation import Agent, Conversation
 from bot.links import LinkSigner, docs_route, link_secret, links_posture
 from bot.logs import configure_logging, install_redaction, secret_values
 from bot.settings import Settings
@@ -26,6 +28,14 @@ from bot.signin import CALLBACK_PATH, SignIn
 from bot.state import ConversationState, redis_pool_kwargs
 from bot.teams_auth import check_teams, teams_posture
 from ingest.errors import ConfigError
+
+if TYPE_CHECKING:
+    from agent.loop import Progress
+    from agent.turns import Answer, Turn
+    from bot.app import Deps
+    from ingest.documents import ChunkPayload
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -39,29 +49,31 @@ class AgentThread:
     hold up the web loop that must acknowledge Slack within 3 s. Same interface as the assistant;
     ``progress`` callbacks are sent back to the caller's loop."""
 
-    def __init__(self, assistant, name: str = "footnote-agent"):
+    def __init__(self, assistant: Agent, name: str = "footnote-agent"):
         self.assistant = assistant
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
         self._thread.start()
 
-    async def _run(self, coro):
+    async def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
 
-    async def answer(self, turn, progress=None):
+    async def answer(self, turn: Turn, progress: Progress | None = None) -> Answer:
         caller = asyncio.get_running_loop()
-        relay = None
+        relay: Progress | None = None
         if progress is not None:
+            send = progress
 
-            async def relay(text: str) -> None:
-                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(progress(text), caller))
+            async def forward(text: str) -> None:
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(send(text), caller))
 
+            relay = forward
         return await self._run(self.assistant.answer(turn, relay))
 
-    async def confirm(self, action_id: str, user_id: str, approve: bool):
+    async def confirm(self, action_id: str, user_id: str, approve: bool) -> Answer:
         return await self._run(self.assistant.confirm(action_id, user_id, approve))
 
-    def document(self, doc_id: str, groups):
+    def document(self, doc_id: str, groups: Sequence[str]) -> list[ChunkPayload]:
         return self.assistant.document(doc_id, groups)
 
     def close(self) -> None:
@@ -73,7 +85,9 @@ class AgentThread:
             self.loop.close()
 
 
-def build_app(settings: Settings, deps, assistant, state: ConversationState) -> web.Application:
+def build_app(
+    settings: Settings, deps: Deps, assistant: Agent, state: ConversationState
+) -> web.Application:
     """The aiohttp application. ``deps`` gives the directory; ``assistant`` answers; ``state`` remembers."""
     # serve() has already refused a missing or weak secret; tests and local runs get a generated one
     links = LinkSigner.from_settings(settings, generate=True)

@@ -27,7 +27,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -100,7 +100,7 @@ _PAYLOAD_SHAPES = {
 _EVENT_SHAPES = {"user": str, "channel": str, "text": str, "ts": str, "thread_ts": str}
 
 
-def _typed(obj: dict, shapes: dict[str, type]) -> bool:
+def _typed(obj: dict[str, Any], shapes: Mapping[str, type]) -> bool:
     return all(k not in obj or obj[k] is None or isinstance(obj[k], t) for k, t in shapes.items())
 
 
@@ -286,7 +286,7 @@ class SlackAdapter:
         )
         await self.conversation.ask(question, _ThreadReply(self, channel, thread_ts, event["user"]))
 
-    def _progress(self, channel: str, ts: str) -> Callable[[str], Awaitable[None]]:
+    def _progress(self, channel: str, ts: str) -> Progress:
         last = time.monotonic()
 
         async def progress(text: str) -> None:
@@ -427,12 +427,14 @@ class _ThreadReply:
         self.ts: str | None = None  # the placeholder's
 
     async def say(self, text: str) -> None:
-        args = {"text": render.slack_inert(text), "blocks": render.slack_message_blocks(text)}
+        inert, blocks = render.slack_inert(text), render.slack_message_blocks(text)
         if self.ts:
-            await self.client.chat_update(channel=self.channel, ts=self.ts, **args)
+            await self.client.chat_update(
+                channel=self.channel, ts=self.ts, text=inert, blocks=blocks
+            )
         else:
             await self.client.chat_postMessage(
-                channel=self.channel, thread_ts=self.thread_ts, **args
+                channel=self.channel, thread_ts=self.thread_ts, text=inert, blocks=blocks
             )
 
     async def working(self) -> Progress:
@@ -446,19 +448,19 @@ class _ThreadReply:
         return self.adapter._progress(self.channel, placeholder["ts"])
 
     async def show(self, answer: Answer, view: dict[str, Any]) -> None:
+        ts = self.ts
+        assert ts is not None, "the conversation shows an answer after working() put a placeholder"
         blocks = render.slack_blocks(answer, **view)
         text = render.slack_text(answer)
         try:
-            await self.client.chat_update(
-                channel=self.channel, ts=self.ts, text=text, blocks=blocks
-            )
+            await self.client.chat_update(channel=self.channel, ts=ts, text=text, blocks=blocks)
         except SlackApiError as exc:  # e.g. invalid_blocks: never leave the placeholder hanging
             log.error(
                 "chat.update with blocks failed (%s); sending plain text", exc.response.get("error")
             )
             await self.client.chat_update(
                 channel=self.channel,
-                ts=self.ts,
+                ts=ts,
                 text=text,
                 blocks=render.slack_message_blocks(answer.text),
             )

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -23,7 +24,7 @@ def is_document(path: Path) -> bool:
     return not (path.name.startswith(("_", ".")) or path.name.endswith(SIDECAR))
 
 
-def read_yaml(path: Path) -> dict:
+def read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
@@ -33,12 +34,12 @@ def read_yaml(path: Path) -> dict:
     return data
 
 
-def sidecar_meta(path: Path) -> dict:
+def sidecar_meta(path: Path) -> dict[str, Any]:
     side = path.with_name(path.name + SIDECAR)
     return read_yaml(side) if side.exists() else {}
 
 
-def normalise_acl(value) -> list[str]:
+def normalise_acl(value: object) -> list[str]:
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",")]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -47,7 +48,12 @@ def normalise_acl(value) -> list[str]:
 
 
 def resolve_acl(
-    path: Path, root: Path, front_matter: dict, sidecar: dict, default: list[str], admins: list[str]
+    path: Path,
+    root: Path,
+    front_matter: dict[str, Any],
+    sidecar: dict[str, Any],
+    default: list[str],
+    admins: list[str],
 ) -> list[str]:
     for meta in (front_matter, sidecar):
         if "acl" in meta:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ingest.documents import Section
 from ingest.sentences import sentences
@@ -138,7 +139,7 @@ def _sent_elsewhere(text: str) -> frozenset[str]:
 def document_audience(
     title: str,
     sections: Sequence[Section],
-    meta: dict,
+    meta: dict[str, Any],
     acl: Iterable[str],
 ) -> frozenset[str]:
     """Metadata first, then the title, then a scope sentence in the first sections, then an access

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from ingest.embed import CohereEmbedder, Embedder, UseEmbedder
 from ingest.errors import ConfigError
-from ingest.index import vector_dims
+from ingest.index import Index, vector_dims
 from ingest.settings import EmbeddingSettings, QdrantSettings
 
 
@@ -58,7 +58,7 @@ def open_index(
     data_dir: Path,
     embedders: Sequence[Embedder],
     sentence_vectors: Sequence[str] = (),
-):
+) -> Index:
     """A Qdrant server collection when ``qdrant.url`` is set, else a Qdrant Edge folder under
     ``data_dir``; with a named vector per embedder plus the ``sentence_vectors`` multivectors."""
     dims = vector_dims(embedders, sentence_vectors)

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
 from qdrant_edge import (
     Distance,
@@ -51,6 +51,9 @@ from ingest.index import (
     reader_group_sets,
     requested_vectors,
 )
+
+if TYPE_CHECKING:
+    from qdrant_edge import ConditionType  # a name of the stub only
 
 _STATE_FIELDS = ["doc_id", "content_hash", "doc_chunks"]
 # The index's own record (how it was built) sits next to the shard: Qdrant Edge has no collection
@@ -218,11 +221,12 @@ class EdgeIndex:
             CountRequest(exact=True, filter=Filter(must_not=[_cond("acl", TOMBSTONE_ACL)]))
         )
 
-    def metadata(self) -> dict:
+    def metadata(self) -> dict[str, Any]:
         path = self.path / METADATA_FILE
-        return json.loads(path.read_text()) if path.exists() else {}
+        recorded: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+        return recorded
 
-    def set_metadata(self, values: dict) -> None:
+    def set_metadata(self, values: dict[str, Any]) -> None:
         path = self.path / METADATA_FILE
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self.metadata() | values, sort_keys=True))
@@ -231,8 +235,10 @@ class EdgeIndex:
     def close(self) -> None:
         self.shard.close()
 
-    def _scroll(self, f: Filter, with_payload, limit: int | None = None) -> list[dict]:
-        out: list[dict] = []
+    def _scroll(
+        self, f: Filter, with_payload: bool | list[str], limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
         offset = None
         while limit is None or len(out) < limit:
             records, offset = self.shard.scroll(
@@ -256,16 +262,16 @@ def _vector_params(name: str, dim: int) -> EdgeVectorParams:
     )
 
 
-def _cond(key: str, value) -> FieldCondition:
+def _cond(key: str, value: str) -> FieldCondition:
     return FieldCondition(key=key, match=MatchValue(value))
 
 
-def _match(key: str, value) -> Filter:
+def _match(key: str, value: str) -> Filter:
     return Filter(must=[_cond(key, value)])
 
 
-def _filter(q: HybridQuery, *also) -> Filter:
-    must: list = [
+def _filter(q: HybridQuery, *also: HasIdCondition) -> Filter:
+    must: list[ConditionType] = [
         FieldCondition(key="acl", match=MatchAny(allowed(g))) for g in reader_group_sets(q)
     ]
     if q.doc_ids:

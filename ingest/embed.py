@@ -12,9 +12,12 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import httpx
 
 Kind = Literal["query", "document"]
 
@@ -30,7 +33,8 @@ class Embedder(Protocol):
 
 def normalise(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    unit: np.ndarray = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    return unit
 
 
 class UseEmbedder:
@@ -113,7 +117,11 @@ class CohereEmbedder:
     dim = 1024
 
     def __init__(
-        self, api_key: str, model: str, base_url: str = "https://api.cohere.com", client=None
+        self,
+        api_key: str,
+        model: str,
+        base_url: str = "https://api.cohere.com",
+        client: httpx.Client | None = None,
     ):
         import httpx
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ingest.documents import ChunkPayload
 from ingest.sparse import Sparse
+
+if TYPE_CHECKING:
+    from ingest.embed import Embedder
 
 TOMBSTONE_ACL = "__deleted__"
 # A vector named "<model>_sentences" is a multivector: the model's vector of each sentence of the
@@ -25,7 +28,9 @@ def is_sentences(name: str) -> bool:
     return name.endswith(SENTENCES)
 
 
-def vector_dims(embedders: Sequence, sentence_models: Sequence[str] = ()) -> dict[str, int]:
+def vector_dims(
+    embedders: Sequence[Embedder], sentence_models: Sequence[str] = ()
+) -> dict[str, int]:
     """Every named vector an index holds: one per embedder, plus the sentence multivectors."""
     dims = {e.name: e.dim for e in embedders}
     return dims | {f"{e.name}{SENTENCES}": e.dim for e in embedders if e.name in sentence_models}
@@ -111,11 +116,11 @@ class Index(Protocol):
 
     def count(self) -> int: ...
 
-    def metadata(self) -> dict:
+    def metadata(self) -> dict[str, Any]:
         """What the index records about how it was built (BM25's parameters: ``ingest.sparse``)."""
         ...
 
-    def set_metadata(self, values: dict) -> None:
+    def set_metadata(self, values: dict[str, Any]) -> None:
         """Merge ``values`` into that record."""
         ...
 
@@ -132,7 +137,7 @@ def reader_group_sets(q: HybridQuery) -> list[list[str]]:
     return [list(g) for g in dict.fromkeys(tuple(allowed(g)) for g in [q.groups, *q.readers])]
 
 
-def requested_vectors(vector, names: Sequence[str]) -> dict[str, list[float]]:
+def requested_vectors(vector: object, names: Sequence[str]) -> dict[str, list[float]]:
     """The dense vectors a query asked back for, out of what the engine returned for a point."""
     if not names or not isinstance(vector, dict):
         return {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from functools import lru_cache
+from types import ModuleType
 
 import Stemmer
 
@@ -61,13 +62,14 @@ def _stemmer(lang: str) -> Stemmer.Stemmer:
 
 
 @lru_cache(maxsize=1)
-def _jieba():
+def _jieba() -> ModuleType:
     """jieba, imported at the first Chinese or Japanese text: its import alone is ~60 ms that an
     English question need not pay (its dictionary loads later still, at the first cut)."""
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
-    return jieba
+    module: ModuleType = jieba  # untyped: no stubs
+    return module
 
 
 @lru_cache(maxsize=200_000)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ingest.embed import Kind, normalise
 from ingest.errors import ConfigError
@@ -119,7 +120,8 @@ class MiniLMEmbedder:
         # threads. Both cores serve each encode, so queueing them loses nothing.
         with self._run_lock:
             self._request.infer({"input_ids": tokens, "mask": mask})
-            return self._request.get_output_tensor(0).data.copy()
+            pooled: np.ndarray = self._request.get_output_tensor(0).data.copy()
+            return pooled
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         if self._model is None:
@@ -183,12 +185,12 @@ def bert_graph(weights: Path) -> bytes:
     initializers, nodes = [], []
     counter = iter(range(1_000_000))
 
-    def const(array) -> str:
+    def const(array: npt.ArrayLike) -> str:
         name = f"w{next(counter)}"
         initializers.append(numpy_helper.from_array(np.array(array, order="C"), name))
         return name
 
-    def op(kind: str, *inputs: str, **attrs) -> str:
+    def op(kind: str, *inputs: str, **attrs: Any) -> str:
         out = f"t{next(counter)}"
         nodes.append(helper.make_node(kind, list(inputs), [out], **attrs))
         return out
@@ -257,4 +259,6 @@ def bert_graph(weights: Path) -> bytes:
         [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", HIDDEN])],
         initializers,
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    serialized: bytes = model.SerializeToString()
+    return serialized

@@ -14,10 +14,12 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
-from bs4 import BeautifulSoup, CData, NavigableString, Tag
+from bs4 import BeautifulSoup, CData, NavigableString, PageElement, Tag
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from ingest.documents import Section
 from ingest.errors import BadDocument
@@ -27,7 +29,7 @@ from ingest.errors import BadDocument
 class Parsed:
     title: str
     sections: list[Section]
-    meta: dict = field(
+    meta: dict[str, Any] = field(
         default_factory=dict
     )  # Markdown front-matter as written; {} for other formats
 
@@ -174,7 +176,7 @@ _MD = MarkdownIt("commonmark").enable("table")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 
 
-def _front_matter(text: str) -> tuple[dict, str]:
+def _front_matter(text: str) -> tuple[dict[str, Any], str]:
     """Split off a leading ``---`` YAML block. Broken YAML is an error: it may carry the ACL."""
     match = _FRONT_MATTER.match(text)
     if not match:
@@ -194,7 +196,7 @@ def _front_matter(text: str) -> tuple[dict, str]:
     return meta, text[match.end() :]
 
 
-def _md_inline(token) -> str:
+def _md_inline(token: Token) -> str:
     parts = []
     for child in token.children or []:
         if child.type in ("text", "code_inline", "image"):  # image content is its alt text
@@ -292,7 +294,7 @@ _INLINE = {
 }
 
 
-def _html_text(node) -> str:
+def _html_text(node: PageElement) -> str:
     if isinstance(node, Tag):
         text = node.get_text(" ")
     else:  # a string; comments and doctypes are strings too, but not content

@@ -22,10 +22,16 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ingest.documents import Section
 from ingest.errors import BadDocument
 from ingest.languages import CJK
+
+if TYPE_CHECKING:
+    from pdfplumber.page import Page
+    from pdfplumber.pdf import PDF
+    from pdfplumber.table import Table
 
 MARGIN = 0.12  # share of the page height, top and bottom, where running headers and footers sit
 _PAGE_NUMBER = re.compile(
@@ -90,7 +96,7 @@ def _clean(cell: str | None) -> str:
     return " ".join((cell or "").split())
 
 
-def _table_lines(table, page_no: int) -> list[Line]:
+def _table_lines(table: Table, page_no: int) -> list[Line]:
     rows = [[_clean(c) for c in row] for row in table.extract()]
     rows = [r for r in rows if any(r)]
     if not rows:
@@ -104,11 +110,11 @@ def _table_lines(table, page_no: int) -> list[Line]:
     ]
 
 
-def _page_lines(page, page_no: int) -> list[Line]:
+def _page_lines(page: Page, page_no: int) -> list[Line]:
     tables = page.find_tables()
     boxes = [t.bbox for t in tables]
 
-    def in_table(line: dict) -> bool:
+    def in_table(line: dict[str, Any]) -> bool:
         middle = (line["top"] + line["bottom"]) / 2
         return any(x0 - 1 <= line["x0"] <= x1 and t <= middle <= b for x0, t, x1, b in boxes)
 
@@ -258,14 +264,17 @@ def bookmarks(data: bytes) -> dict[int, list[str]]:
         return {}
     starts: list[tuple[int, list[str]]] = []
 
-    def visit(items, parents: list[str]) -> None:
+    def visit(items: list[Any], parents: list[str]) -> None:  # pypdf's nested outline
         path = parents
         for item in items:
             if isinstance(item, list):
                 visit(item, path)
             else:
                 path = [*parents, str(item.title).strip()]
-                starts.append((reader.get_destination_page_number(item) + 1, path))
+                number = reader.get_destination_page_number(item)
+                if number is None:  # a bookmark to no page: the outline is not trusted
+                    raise LookupError(item.title)
+                starts.append((number + 1, path))
 
     try:
         visit(outline, [])
@@ -281,7 +290,7 @@ def bookmarks(data: bytes) -> dict[int, list[str]]:
     return by_page if starts else {}
 
 
-def _metadata_title(pdf) -> str:
+def _metadata_title(pdf: PDF) -> str:
     try:
         title = str((pdf.metadata or {}).get("Title") or "").strip()
     except Exception:

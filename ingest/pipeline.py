@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from ingest.chunk import chunk_document
 from ingest.documents import Chunk, Document
 from ingest.embed import Embedder
 from ingest.errors import BadDocument
-from ingest.index import SENTENCES, Index, PointData
+from ingest.index import SENTENCES, DocState, Index, PointData
 from ingest.languages import detect_lang
 from ingest.parse import SUFFIXES, parse_file
 from ingest.sentences import sentences
@@ -126,7 +126,9 @@ class Ingester:
         return report
 
     def add_documents(
-        self, docs, on_file: Callable[[str, str], None] = lambda path, status: None
+        self,
+        docs: Iterable[Document],
+        on_file: Callable[[str, str], None] = lambda path, status: None,
     ) -> IngestReport:
         """Index documents that come from elsewhere than a folder (exports, benchmarks), same path as files."""
         started = time.perf_counter()
@@ -197,7 +199,7 @@ class Ingester:
 
     def embed_chunks(self, chunks: Sequence[Chunk]) -> list[PointData]:
         texts = [c.text for c in chunks]
-        dense: dict[str, list] = {
+        dense: dict[str, list[list[float]]] = {
             e.name: e.embed(texts, kind="document").tolist() for e in self.embedders
         }
         per_chunk = [sentences(c.body) or [c.text] for c in chunks]
@@ -219,7 +221,13 @@ class Ingester:
             )
         return points
 
-    def _write(self, pending, known, report: IngestReport, on_file) -> None:
+    def _write(
+        self,
+        pending: list[tuple[Document, list[Chunk], str]],
+        known: dict[str, DocState],
+        report: IngestReport,
+        on_file: Callable[[str, str], None],
+    ) -> None:
         if not pending:
             return
         all_chunks = [c for _, chunks, _ in pending for c in chunks]

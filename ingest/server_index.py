@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
 from qdrant_client import QdrantClient, models
 
@@ -57,7 +57,7 @@ class ServerIndex:
 
     @classmethod
     def connect(
-        cls, url: str, api_key: str | None, collection: str, dims: dict[str, int], **kw
+        cls, url: str, api_key: str | None, collection: str, dims: dict[str, int], **kw: Any
     ) -> ServerIndex:
         client = (
             QdrantClient(location=url, api_key=api_key)
@@ -134,7 +134,7 @@ class ServerIndex:
                 for query, using in rescorers
             ]
             weights = [q.weights.get(n, 1.0) for n in names]
-            terms: list = [
+            terms: list[models.Expression] = [
                 models.MultExpression(mult=[w, f"$score[{i}]"]) for i, w in enumerate(weights)
             ]
             defaults = {f"$score[{i}]": 0.0 for i in range(len(weights))}
@@ -192,18 +192,20 @@ class ServerIndex:
         )
         return self.client.count(self.collection, count_filter=f, exact=True).count
 
-    def metadata(self) -> dict:
+    def metadata(self) -> dict[str, Any]:
         """The collection's own metadata (Qdrant 1.16+), shared by every replica that opens it."""
         return dict(self.client.get_collection(self.collection).config.metadata or {})
 
-    def set_metadata(self, values: dict) -> None:
+    def set_metadata(self, values: dict[str, Any]) -> None:
         self.client.update_collection(self.collection, metadata=self.metadata() | values)
 
     def close(self) -> None:
         self.client.close()
 
-    def _scroll(self, f: models.Filter, with_payload, limit: int | None = None) -> list[dict]:
-        out: list[dict] = []
+    def _scroll(
+        self, f: models.Filter, with_payload: bool | list[str], limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
         offset = None
         while limit is None or len(out) < limit:
             records, offset = self.client.scroll(
@@ -219,14 +221,14 @@ class ServerIndex:
         return out[:limit] if limit is not None else out
 
 
-def _match(key: str, value) -> models.Filter:
+def _match(key: str, value: str) -> models.Filter:
     return models.Filter(
         must=[models.FieldCondition(key=key, match=models.MatchValue(value=value))]
     )
 
 
 def _filter(q: HybridQuery) -> models.Filter:
-    must: list = [
+    must: list[models.Condition] = [
         models.FieldCondition(key="acl", match=models.MatchAny(any=g)) for g in reader_group_sets(q)
     ]
     if q.doc_ids:

@@ -11,10 +11,14 @@ from __future__ import annotations
 import zlib
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ingest.errors import ConfigError
 from ingest.languages import tokenize
 from ingest.settings import BM25Settings
+
+if TYPE_CHECKING:
+    from ingest.index import Index
 
 INDEX_KEY = "bm25"
 _VARIABLES = {"k1": "BM25_K1", "b": "BM25_B", "avgdl": "BM25_AVGDL"}
@@ -56,7 +60,7 @@ class BM25Encoder:
         return Sparse(ids, [1.0] * len(ids))
 
 
-def record_in(index, encoder: BM25Encoder) -> None:
+def record_in(index: Index, encoder: BM25Encoder) -> None:
     """Before an ingest writes: record the encoder's parameters in an index that has none (or
     holds no chunks); refuse to add vectors scored with other values than those it holds."""
     recorded = index.metadata().get(INDEX_KEY)
@@ -67,7 +71,7 @@ def record_in(index, encoder: BM25Encoder) -> None:
     index.set_metadata({INDEX_KEY: encoder.params()})
 
 
-def check_against(index, encoder: BM25Encoder) -> None:
+def check_against(index: Index, encoder: BM25Encoder) -> None:
     """Before a search: the configured parameters must be those the index was built with, or a
     changed setting would silently do nothing. An index from before the record is trusted."""
     recorded = index.metadata().get(INDEX_KEY)
@@ -75,7 +79,7 @@ def check_against(index, encoder: BM25Encoder) -> None:
         raise ConfigError(_mismatch(index, recorded, encoder, "searching it"))
 
 
-def _mismatch(index, recorded: dict, encoder: BM25Encoder, doing: str) -> str:
+def _mismatch(index: Index, recorded: dict[str, Any], encoder: BM25Encoder, doing: str) -> str:
     now = encoder.params()
     changed = [k for k in _VARIABLES if recorded.get(k) != now[k]]
     was = ", ".join(f"FOOTNOTE_RETRIEVAL__{_VARIABLES[k]}={recorded.get(k)}" for k in changed)

@@ -15,7 +15,7 @@ the ``cohere`` SDK the rest of the stack uses.
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent.settings import LLMSettings
 from ingest.errors import ConfigError
@@ -134,9 +134,12 @@ def _schema_in_json_object() -> type[OpenAILike]:
     """
     from llama_index.llms.openai_like import OpenAILike
 
-    class SchemaInJsonObject(OpenAILike):
-        def _prepare_schema(self, llm_kwargs: dict | None, output_cls: type) -> dict:
-            kwargs = super()._prepare_schema(llm_kwargs, output_cls)
+    # llama_index.llms.openai_like ships no type information: the base class is Any to mypy
+    class SchemaInJsonObject(OpenAILike):  # type: ignore[misc]
+        def _prepare_schema(
+            self, llm_kwargs: dict[str, Any] | None, output_cls: type
+        ) -> dict[str, Any]:
+            kwargs: dict[str, Any] = super()._prepare_schema(llm_kwargs, output_cls)
             schema = kwargs["response_format"]["json_schema"]["schema"]
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
             return kwargs

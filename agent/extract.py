@@ -76,7 +76,9 @@ def _foreign(terms: frozenset[str], lang: str) -> frozenset[str]:
 
 def _is_number_word(token: str, spoken: str) -> bool:
     """``token`` is the number part of a quantity as the question spells it ("5", "five")."""
-    return token.isdigit() or (token in spoken.lower() and token in WORD_NUMBERS)
+    return bool(re.fullmatch(r"\d+(?:[.,]\d+)?k?", token)) or (
+        token in spoken.lower() and token in WORD_NUMBERS
+    )
 
 
 def _meaning(sim: float | None) -> float:
@@ -115,15 +117,19 @@ def score_units(
     embed: Callable[[str, list[str]], list[float]] | None = None,
 ) -> Extract:
     all_weights = stats.key_terms(question, asks.lang)
+    if (
+        asks.quantity is not None
+    ):  # "five hours", "50k": the value is matched as a value, not a word
+        spoken = question[asks.quantity.start : asks.quantity.end]
+        all_weights = {
+            t: w for t, w in all_weights.items() if not _is_number_word(t, spoken)
+        } or all_weights
     total = sum(all_weights.values()) or 1.0
     never = set(stats.unseen(all_weights))
     unseen = sum(all_weights[t] for t in never) / total
     # A word no document uses cannot tell one sentence from another: coverage counts the others
     # (the words never seen speak to whether the documents answer at all: ``unseen``).
     weights = {t: w for t, w in all_weights.items() if t not in never}
-    if asks.quantity is not None:  # "five hours": the value is matched as a value, not a word
-        spoken = question[asks.quantity.start : asks.quantity.end]
-        weights = {t: w for t, w in weights.items() if not _is_number_word(t, spoken)} or weights
     if asks.kind_noun:  # "Free trial length?": the length is the number of days, not a word
         noun = _tokens(asks.kind_noun, asks.lang)
         weights = {t: w for t, w in weights.items() if t not in noun} or weights

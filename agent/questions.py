@@ -7,7 +7,7 @@ Answers are chosen by these, not only by shared words.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from agent.values import Quantity, quantities
@@ -120,6 +120,15 @@ _VERSION_Q = re.compile(
 )
 
 
+_OVER = re.compile(
+    r"\b(?:over|above|more than|greater than|exceeding|über|mehr als)\s*$|(?:більше|больше|понад|свыше)\s*$",
+    re.I,
+)
+_UNDER = re.compile(
+    r"\b(?:under|below|less than|fewer than|unter|weniger als)\s*$|(?:менше|меньше)\s*$", re.I
+)
+
+
 @dataclass(frozen=True)
 class Asks:
     """What a question asks for."""
@@ -153,6 +162,12 @@ def asks(question: str) -> Asks:
         kind = terse[0]
     found = quantities(question, lang)
     quantity = next((q for q in found if q.unit), found[0] if found else None)
+    if quantity is not None:  # "over 50k" is a little more than 50k: the row "over 50,000" holds it
+        before = question[max(0, quantity.start - 16) : quantity.start]
+        if _OVER.search(before):
+            quantity = replace(quantity, value=quantity.value * (1 + 1e-9) + 1e-9)
+        elif _UNDER.search(before):
+            quantity = replace(quantity, value=quantity.value * (1 - 1e-9) - 1e-9)
     extreme = next((e for e, pattern in _MOST.items() if pattern.search(question)), None)
     dimension: Dimension | None = None
     if extreme:
@@ -211,6 +226,14 @@ def required_terms(question: str, lang: str) -> tuple[frozenset[str], frozenset[
             out |= set(tokenize(word, lang))
         return frozenset(t for t in out if len(t) > 1)
 
-    identifiers = tokens([m.group(0) for m in _IDENTIFIER.finditer(question)])
+    # "98.7%" and "4.99 EUR" are values, matched as values (agent/values), not identifiers
+    valued = [(q.start, q.end) for q in quantities(question, lang) if q.unit]
+    identifiers = tokens(
+        [
+            m.group(0)
+            for m in _IDENTIFIER.finditer(question)
+            if not any(a <= m.start() < b for a, b in valued)
+        ]
+    )
     names = tokens([m.group(0) for m in _NAME.finditer(question) if m.group(0) not in _NOT_NAMES])
     return identifiers, names - identifiers

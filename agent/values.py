@@ -137,9 +137,13 @@ _UNIT = "|".join(sorted((re.escape(w) for w in _UNIT_OF), key=len, reverse=True)
 # number and its unit
 _BETWEEN_WORD = r"(?:[^\W\d_][\w'’-]*\s){0,2}?"
 _QUANTITY = re.compile(
-    rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<unit>{_UNIT})(?![^\W\d_]))?",
+    rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?P<k>[kK](?![^\W\d_]))?"
+    rf"(?:[\s-]?{_BETWEEN_WORD}(?P<unit>{_UNIT})(?![^\W\d_]))?",
     re.I,
 )
+# "50k a year", "20 EUR per day": the unit after "a"/"per" is what the value is counted in, not its
+# own unit
+_PER = re.compile(r"\s*(?:a|an|per|each|every|pro|je|на|в)\s", re.I)
 WORD_NUMBERS = {
     "one": 1,
     "two": 2,
@@ -234,7 +238,11 @@ def quantities(text: str, lang: str = "en") -> list[Quantity]:
         value = parse_number(m.group("num"), lang)
         if value is None:
             continue
+        if m.group("k"):
+            value *= 1000  # "50k"
         unit = _UNIT_OF.get((m.group("unit") or "").lower(), "")
+        if m.group("unit") and _PER.match(text[m.end("k") if m.group("k") else m.end("num") :]):
+            unit = ""
         if m.group("pre"):
             unit = _UNIT_OF[m.group("pre")]
         start = m.start("pre") if m.group("pre") else m.start("num")
@@ -267,7 +275,12 @@ class Range:
     def contains(self, q: Quantity) -> bool:
         if not self.unit_matches(q):
             return False
-        x = q.value if q.unit == self.unit else (q.days or 0) / (_DURATION_DAYS.get(self.unit) or 1)
+        if (
+            q.unit == self.unit or self.unit not in _DURATION_DAYS
+        ):  # the same unit, or a bare amount
+            x = q.value
+        else:
+            x = (q.days or 0) / _DURATION_DAYS[self.unit]
         above = x > self.low if self.low_open else x >= self.low
         below = x < self.high if self.high_open else x <= self.high
         return above and below

@@ -161,6 +161,40 @@ class OfflineReasoner:
         self._embedders = {
             e.name: e for e in embedders
         }  # to compare sentences with the question by meaning
+        self._word_vectors: dict[str, np.ndarray] = {}  # single English words, kept across turns
+
+    def _words(self, words: Sequence[str]) -> list[np.ndarray]:
+        """Word vectors from the English embedder, each word embedded once per process."""
+        new = [w for w in dict.fromkeys(words) if w not in self._word_vectors]
+        if new:
+            if len(self._word_vectors) > 50_000:
+                self._word_vectors.clear()
+            for w, v in zip(new, self._embedders["minilm"].embed(new, kind="query"), strict=True):
+                self._word_vectors[w] = v
+        return [self._word_vectors[w] for w in words]
+
+    def _credit_synonyms(self, extract: Extract, top: int = 8) -> None:
+        """A word no document uses ("grandmother", "dies") is said by a unit that uses a word of the
+        same meaning ("grandparent", "death"): the best units get the weight of the words they say
+        that way, so the row for a grandparent's death beats the one for a parent's."""
+        if extract.lang != "en" or not extract.unseen_words or "minilm" not in self._embedders:
+            return
+        asked = [w.lower() for w in extract.unseen_words]
+        asked_v = np.stack(self._words(asked))
+        for s in extract.ranked[:top]:
+            if s.cross:
+                continue
+            own = [
+                w.lower()
+                for w in dict.fromkeys(re.findall(r"[^\W\d_]{3,}", s.unit.text))
+                if w.lower() not in STOPWORDS["en"]
+            ][:24]
+            if not own:
+                continue
+            sims = asked_v @ np.stack(self._words(own)).T
+            said = float(np.mean(sims.max(axis=1) >= self.synonym_at))
+            s.score += 0.15 * extract.unseen * said
+        extract.ranked[:top] = sorted(extract.ranked[:top], key=lambda s: -s.score)
 
     def _embedder(self, lang: str) -> Embedder | None:
         if lang == "en" and "minilm" in self._embedders:
@@ -351,6 +385,7 @@ class OfflineReasoner:
         for sub in subquestions:
             wants = asks(sub)
             extract = score_units(sub, wants, passages, stats, asker, self._embed_for(wants.lang))
+            self._credit_synonyms(extract)
             overview = _documents_named(sub, passages) if _OVERVIEW.search(sub) else []
             if overview:  # "compare the two expense policies": what each of them is for
                 for doc_id in overview:
@@ -405,6 +440,7 @@ class OfflineReasoner:
             extract = score_units(
                 sub, wants, passages, self.stats, one, self._embed_for(wants.lang)
             )
+            self._credit_synonyms(extract)
             if not extract.ranked or not self._answers(extract, wants):
                 return None
             best = extract.ranked[0]

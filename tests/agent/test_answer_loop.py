@@ -163,21 +163,26 @@ def test_twenty_concurrent_turns_each_see_only_their_own_documents(handbook_deps
 
 
 def test_golden_set_floors(handbook_deps):
-    """The offline figures in the README, on the original 99 questions (set v1); a regression
-    below these floors fails CI. The second set has no floors until its mechanisms land."""
-    original = [i for i in load_golden(ROOT / "examples" / "golden.yaml") if i.original]
-    assert len(original) == 99
-    report = asyncio.run(
-        run_eval(build_assistant(handbook_deps), original, groups_of(handbook_deps.directory))
-    )
+    """The offline figures, on the original 99 questions (set v1) and on the whole golden set, a
+    little under what `footnote eval` measures today; a regression below them fails CI."""
+    golden = load_golden(ROOT / "examples" / "golden.yaml")
+    original = [i for i in golden if i.original]
+    assert len(original) == 99 and len(golden) >= 200
+    lookup = groups_of(handbook_deps.directory)
+    report = asyncio.run(run_eval(build_assistant(handbook_deps), original, lookup))
     m = report.metrics
     print(report.failures())
     assert m["recall@5"] >= 0.93
     assert m["mrr@10"] >= 0.88
-    assert m["citation_accuracy"] >= 0.78
-    assert m["refusal_accuracy"] >= 0.6
-    assert m["over_refusal"] <= 0.25
-    assert m["key_fact_coverage"] >= 0.58
+    assert m["citation_accuracy"] >= 0.85  # 0.895 measured
+    assert m["refusal_accuracy"] >= 0.74  # 0.778
+    assert m["over_refusal"] <= 0.15  # 0.111
+    assert m["key_fact_coverage"] >= 0.67  # 0.708
+    full = asyncio.run(run_eval(build_assistant(handbook_deps), golden, lookup)).metrics
+    assert full["citation_accuracy"] >= 0.82  # 0.864
+    assert full["refusal_accuracy"] >= 0.70  # 0.738
+    assert full["over_refusal"] <= 0.17  # 0.131
+    assert full["key_fact_coverage"] >= 0.66  # 0.703
 
 
 def test_a_channel_of_employees_and_contractors_gets_each_rule_labelled(assistant):
@@ -192,3 +197,11 @@ def test_a_channel_of_employees_and_contractors_gets_each_rule_labelled(assistan
     alone = ask(assistant, "bob", question)  # a DM: the asker's own rule, no labels
     assert alone.status == "answered" and "For " not in alone.text
     assert alone.citations[0].doc_id.endswith("expense-policy-employees.md")
+
+
+def test_a_word_no_document_uses_is_matched_by_its_synonym_in_a_row(assistant):
+    """ "grandmother" and "dies" appear in no document; the row for the death of a grandparent
+    says both, and beats the rows that merely share "paid days"."""
+    a = ask(assistant, "alice", "How many paid days off do I get when my grandmother dies?")
+    assert a.status == "answered"
+    assert a.text.startswith("Occasion: Death of a sibling or grandparent"), a.text

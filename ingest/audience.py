@@ -85,12 +85,17 @@ def named(text: str) -> frozenset[str]:
     return frozenset(a for a, pattern in _TERM.items() if pattern.search(text))
 
 
+def _clauses(text: str) -> list[str]:
+    """Sentences (the one splitter, ``ingest.sentences``), cut again at semicolons: a scope often
+    says who it covers and who it does not in one sentence."""
+    return [c for s in sentences(text) for c in re.split(r"(?<=;)\s+", s)]
+
+
 def scope_statement(text: str) -> frozenset[str]:
     """The audiences a scope sentence gives ("This policy applies to independent contractors"),
     without those it excludes ("It does not apply to employees")."""
     found: set[str] = set()
-    clauses = (c for s in sentences(text) for c in re.split(r"(?<=;)\s+", s))
-    for sentence in clauses:
+    for sentence in _clauses(text):
         negative = NOT_APPLIES.search(sentence)
         positive = APPLIES.search(sentence)
         if positive and not (negative and negative.start() <= positive.start()):
@@ -119,7 +124,7 @@ _SCOPE_HEADING = re.compile(
 def excluded(text: str) -> frozenset[str]:
     """The audiences a text shuts out ("not available to contractors", "does not apply to …")."""
     out: set[str] = set()
-    for sentence in re.split(r"(?<=[.;!?。])\s+", text):
+    for sentence in _clauses(text):
         m = NOT_APPLIES.search(sentence)
         if m:
             out |= named(sentence[m.end() : m.end() + 80])
@@ -130,7 +135,7 @@ def _sent_elsewhere(text: str) -> frozenset[str]:
     """The audiences a scope sends to another rule ("Contractors do not book their own travel;
     they follow the Expense Policy for Contractors")."""
     out: set[str] = set()
-    for sentence in re.split(r"(?<=[.;!?。])\s+", text):
+    for sentence in _clauses(text):
         if REDIRECT.search(sentence):
             out |= named(sentence) - {"employees"}
     return frozenset(out)

@@ -103,8 +103,9 @@ def _cell_fit(question_tokens: frozenset[str], unit: Unit, lang: str) -> float:
     """A table row whose first cell is what the question names ("Munich", "L4") fits."""
     if not unit.cells:
         return 0.0
-    first = next(iter(unit.cells.values()))
-    cell = _tokens(first, lang)
+    header, first = next(iter(unit.cells.items()))
+    # "All other cities" under "City" names no city: only words beyond the header's own count
+    cell = _tokens(first, lang) - _tokens(header, lang)
     return 0.2 if cell and cell <= question_tokens else 0.0
 
 
@@ -227,16 +228,22 @@ def _ordering_value(s: Scored, dimension: str, year: int | None) -> float | None
     return max(values) if values else None
 
 
-def _extreme(asks: Asks, ranked: list[Scored]) -> Scored | None:
+def _extreme(asks: Asks, ranked: list[Scored], passages: Sequence[Passage]) -> Scored | None:
     """Among the units that answer alike (the rows of the best table, the sentences near the best
     score), the one with the highest / lowest / latest / earliest value."""
     best = ranked[0]
     if best.named:
         return None  # "the maximum in London": the row the question names, not a ranking
+    header = tuple(best.unit.cells)  # a table cut across two chunks is still one table
     peers = [
         s
         for s in ranked
         if (s.unit.passage == best.unit.passage and s.unit.kind == best.unit.kind)
+        or (
+            header
+            and tuple(s.unit.cells) == header
+            and passages[s.unit.passage].doc_id == passages[best.unit.passage].doc_id
+        )
         or s.score >= best.score - 0.15
     ]
     year_hint = next(
@@ -264,7 +271,7 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         return []
     first = ranked[0]
     if asks.extreme:
-        first = _extreme(asks, ranked) or first
+        first = _extreme(asks, ranked, passages) or first
     chosen = [first]
     by_place = {(s.unit.passage, s.unit.order): s for s in ranked}
     following = by_place.get((first.unit.passage, first.unit.order + 1))

@@ -205,3 +205,13 @@ def test_a_word_no_document_uses_is_matched_by_its_synonym_in_a_row(assistant):
     a = ask(assistant, "alice", "How many paid days off do I get when my grandmother dies?")
     assert a.status == "answered"
     assert a.text.startswith("Occasion: Death of a sibling or grandparent"), a.text
+
+
+def test_the_highest_row_of_a_table_cut_across_chunks_is_found_by_ordering(assistant):
+    """The hotel-cap table spans two chunks and its catch-all row "All other cities" shares the
+    question's words best; the highest cap is found by ordering every row of the table."""
+    a = ask(assistant, "alice", "Which city has the highest hotel cap?")
+    assert a.status == "answered"
+    assert a.text.startswith("City: San Francisco · Cap per night: 290 EUR"), a.text
+    named = ask(assistant, "alice", "What is the hotel cap in London?")
+    assert named.text.startswith("City: London · Cap per night: 220 EUR"), named.text

@@ -240,10 +240,9 @@ def _extreme(asks: Asks, ranked: list[Scored], passages: Sequence[Passage]) -> S
         for s in ranked
         if (s.unit.passage == best.unit.passage and s.unit.kind == best.unit.kind)
         or (
-            header
-            and tuple(s.unit.cells) == header
+            (header and tuple(s.unit.cells) == header or asks.dimension == "version")
             and passages[s.unit.passage].doc_id == passages[best.unit.passage].doc_id
-        )
+        )  # the rows of one table, even cut across chunks; the releases of one log
         or s.score >= best.score - 0.15
     ]
     year_hint = next(

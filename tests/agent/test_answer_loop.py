@@ -215,3 +215,11 @@ def test_the_highest_row_of_a_table_cut_across_chunks_is_found_by_ordering(assis
     assert a.text.startswith("City: San Francisco · Cap per night: 290 EUR"), a.text
     named = ask(assistant, "alice", "What is the hotel cap in London?")
     assert named.text.startswith("City: London · Cap per night: 220 EUR"), named.text
+
+
+def test_the_newest_release_is_found_by_ordering_the_versions_of_the_log(assistant):
+    """The best-worded unit is the log's introduction; the newest release comes from ordering the
+    versions of every entry found in that log (the planned one left out)."""
+    a = ask(assistant, "bob", "What is the newest released version of Northwind Desk?")
+    assert a.status == "answered"
+    assert a.text.startswith("Northwind Desk 2.3.3"), a.text

@@ -104,9 +104,14 @@ def _cell_fit(question_tokens: frozenset[str], unit: Unit, lang: str) -> float:
     if not unit.cells:
         return 0.0
     header, first = next(iter(unit.cells.items()))
-    # "All other cities" under "City" names no city: only words beyond the header's own count
-    cell = _tokens(first, lang) - _tokens(header, lang)
-    return 0.2 if cell and cell <= question_tokens else 0.0
+    # "All other cities" under "City" names no city: only words beyond the header's own count;
+    # "China (Shanghai)" names Shanghai: each part of the cell is a name
+    own = _tokens(header, lang)
+    for part in [first, *re.split(r"[()/,;]", first)]:
+        cell = _tokens(part, lang) - own
+        if cell and cell <= question_tokens:
+            return 0.2
+    return 0.0
 
 
 def score_units(

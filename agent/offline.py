@@ -405,7 +405,15 @@ class OfflineReasoner:
                     missing.append(sub)
                 continue
             labelled = self._per_audience(sub, wants, passages, asker, lang) if mixed else None
-            for sentence in labelled or self._quotes(extract, wants, passages, asker):
+            quotes = labelled or self._quotes(extract, wants, passages, asker)
+            if quoted and all(q.text in quoted for q in quotes if not q.note):
+                # a later part would repeat what is quoted ("the hotel cap … and the daily per
+                # diem"): the best unit not quoted yet, when it answers that part
+                fresh = [x for x in extract.ranked if not any(x.unit.text in q for q in quoted)]
+                alternative = replace(extract, ranked=fresh)
+                if fresh and self._answers(alternative, wants):
+                    quotes = self._quotes(alternative, wants, passages, asker)
+            for sentence in quotes:
                 add(sentence)
         return Draft(chosen, missing)
 

@@ -223,3 +223,14 @@ def test_the_newest_release_is_found_by_ordering_the_versions_of_the_log(assista
     a = ask(assistant, "bob", "What is the newest released version of Northwind Desk?")
     assert a.status == "answered"
     assert a.text.startswith("Northwind Desk 2.3.3"), a.text
+
+
+def test_each_part_of_a_compound_question_gets_its_own_row(assistant):
+    """The hotel-cap row shares "per" and "Shanghai" with the per-diem part too; that part is
+    answered by the per-diem row ("China (Shanghai)" names Shanghai), not by the cap again."""
+    a = ask(
+        assistant,
+        "alice",
+        "I'm going to Shanghai for a week. What is the hotel cap per night and the daily per diem?",
+    )
+    assert "Cap per night: 160 EUR" in a.text and "Full day (24 h): 58 EUR" in a.text, a.text

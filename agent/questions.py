@@ -35,7 +35,8 @@ _DATE_Q = re.compile(
     re.I,
 )
 _WHO_Q = re.compile(
-    r"\bwho\b|\bwhom\b|\bwhose\b|\bwhich (?:team|person|role|department)\b|хто|кто|谁|誰|\bwer\b",
+    r"\bwho\b|\bwhom\b|\bwhose\b|\bwhich (?:team|person|role|department|customer|client|company|"
+    r"vendor|supplier|employee|manager|colleague)\b|хто|кто|谁|誰|\bwer\b",
     re.I,
 )
 _WHERE_Q = re.compile(
@@ -203,9 +204,27 @@ def matches_kind(kind: Kind, text: str) -> bool:
                 re.I,
             )
         )
-    if kind == "date":
-        return bool(_TIME.search(text) or _DATE_WORD.search(text))
+    if kind == "date":  # "when should Tier 1 hand over?" — "within 4 hours" answers it too
+        return bool(_TIME.search(text) or _DATE_WORD.search(text) or _WITHIN.search(text))
+    if kind == "who":
+        return bool(_SOMEONE.search(text) or _PERSON_NAME.search(text))
     return True
+
+
+_WITHIN = re.compile(
+    r"\b(?:within|after|before|at least|no later than)\s+\d+\s*(?:working |business )?"
+    r"(?:minutes?|hours?|days?|weeks?|months?)\b",
+    re.I,
+)
+# who answers: a role, a team, an address, or a name inside the sentence
+_SOMEONE = re.compile(
+    r"@|\b(?:manager|team|lead|head|owner|department|desk|officer|director|admin|administrator|hr|"
+    r"finance|support|partner|agency|employee|contractor|person|people|ceo|cfo|cto|coo|board|"
+    r"committee|approver|reviewer|engineer|operations|you|your|tier|customer|client|vendor|"
+    r"supplier|colleague|lawyer|accountant|payroll|security|it)\b",
+    re.I,
+)
+_PERSON_NAME = re.compile(r"(?<![.:!?]\s)(?<=\s)[A-Z][a-z]+")
 
 
 _IDENTIFIER = re.compile(r"\b(?:[A-Za-z]{1,6}-?\d[\w.-]*|\d+(?:\.\d+){1,3}|[A-Z]{2,}\d+)\b")

@@ -16,6 +16,7 @@ from agent.questions import asks, matches_kind
         ("When is the carry-over deadline?", "date"),
         ("Who approves a purchase over 60,000 EUR?", "who"),
         ("Can I take first class on a train?", "yesno"),
+        ("Which customer reported the CSV export timeout?", "who"),
         # terse questions: the noun that heads them says the kind
         ("Mileage rate for my own car?", "number"),
         ("Free trial length?", "duration"),
@@ -49,6 +50,10 @@ def test_a_value_and_an_extreme_are_read():
         ("date", "Salaries are paid into the account in PeoplePort.", False),
         ("number", "Reimbursed at 0.30 EUR per km.", True),
         ("number", "Rental cars only when public transport is impractical.", False),
+        ("date", "Escalate when a P2 is not resolved within 4 hours of the first response.", True),
+        ("who", "Requests above 1,000 EUR are approved by the engaging manager.", True),
+        ("who", "The ticket was raised by Jonas Richter.", True),
+        ("who", "Summary: CSV export times out for large ticket volumes.", False),
     ],
 )
 def test_a_unit_holds_the_kind_of_answer(kind, text, ok):

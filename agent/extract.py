@@ -47,6 +47,7 @@ class Scored:
     cross: bool = False  # in another language than the question
     kind_ok: bool = True  # holds the kind of answer asked for
     named: bool = False  # a table row whose first cell the question names ("London", "L4")
+    context: frozenset[str] = frozenset()  # its tokens with its label's and breadcrumbs'
 
 
 @dataclass
@@ -180,7 +181,9 @@ def score_units(
             base -= 0.35  # a rule written for someone else
         elif audience & asker - {"employees"}:
             base += 0.1  # the rule written for this asker's own, narrower audience
-        scored.append(Scored(unit, base, lexical, meaning, toks, missing, cross, kind_ok, cell > 0))
+        scored.append(
+            Scored(unit, base, lexical, meaning, toks, missing, cross, kind_ok, cell > 0, context)
+        )
     scored.sort(key=lambda s: -s.score)
     if embed is not None and scored:
         _rescore(question, scored, embed)

@@ -155,6 +155,7 @@ class OfflineReasoner:
     unsaid_at = 0.5  # from this share of the question's weight unsaid, the documents are silent
     synonym_at = 0.6  # a word of the unit this close to the unseen word says it (word vectors)
     unseen_said_at = 0.3  # a word no document uses counts as said when this close to the answer
+    point_meaning_at = 0.75  # a unit this close in meaning answers even without the rarest word
 
     def __init__(self, stats: Callable[[], TermStats], embedders: Sequence[Embedder] = ()):
         self._stats = stats  # lazy: built from the index on first use
@@ -494,7 +495,20 @@ class OfflineReasoner:
         unsaid = self._unseen_unsaid(extract, best)
         if unsaid >= self.unsaid_at:
             return False  # most of what is asked is a word no document uses, and not said here
+        if self._misses_the_point(extract, best):
+            return False
         return best.score - self.unseen_weight * unsaid >= self.answer_at
+
+    def _misses_the_point(self, extract: Extract, best: Scored) -> bool:
+        """The question's rarest word, half or more of its weight, is nowhere in the best unit,
+        its label or its headings, and the unit is not close in meaning either: it answers a
+        neighbouring question ("a four-day work week" answered with part-time pro rata)."""
+        weights = extract.weights
+        total = sum(weights.values())
+        if not total or best.meaning >= self.point_meaning_at:
+            return False
+        top = max(weights, key=weights.__getitem__)
+        return weights[top] >= total / 2 and top not in best.context
 
     def _unseen_unsaid(self, extract: Extract, best: Scored) -> float:
         """The share of the question's weight in words no document uses that the best unit does

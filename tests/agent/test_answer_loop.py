@@ -234,3 +234,10 @@ def test_each_part_of_a_compound_question_gets_its_own_row(assistant):
         "I'm going to Shanghai for a week. What is the hotel cap per night and the daily per diem?",
     )
     assert "Cap per night: 160 EUR" in a.text and "Full day (24 h): 58 EUR" in a.text, a.text
+
+
+def test_a_neighbouring_answer_is_not_given_when_the_point_of_the_question_is_missing(assistant):
+    """ "switch" carries most of the question's weight and no passage says it: the part-time rule
+    shares "work", "week" and "day" but does not answer it."""
+    a = ask(assistant, "alice", "Can I switch to a four-day work week?")
+    assert a.status == "unknown", a.text

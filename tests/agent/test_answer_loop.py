@@ -174,15 +174,15 @@ def test_golden_set_floors(handbook_deps):
     print(report.failures())
     assert m["recall@5"] >= 0.93
     assert m["mrr@10"] >= 0.88
-    assert m["citation_accuracy"] >= 0.85  # 0.895 measured
-    assert m["refusal_accuracy"] >= 0.74  # 0.778
-    assert m["over_refusal"] <= 0.15  # 0.111
-    assert m["key_fact_coverage"] >= 0.67  # 0.708
+    assert m["citation_accuracy"] >= 0.87  # 0.902 measured
+    assert m["refusal_accuracy"] >= 0.78  # 0.815
+    assert m["over_refusal"] <= 0.15  # 0.125
+    assert m["key_fact_coverage"] >= 0.71  # 0.743
     full = asyncio.run(run_eval(build_assistant(handbook_deps), golden, lookup)).metrics
-    assert full["citation_accuracy"] >= 0.82  # 0.864
-    assert full["refusal_accuracy"] >= 0.70  # 0.738
-    assert full["over_refusal"] <= 0.17  # 0.131
-    assert full["key_fact_coverage"] >= 0.66  # 0.703
+    assert full["citation_accuracy"] >= 0.84  # 0.866
+    assert full["refusal_accuracy"] >= 0.73  # 0.762
+    assert full["over_refusal"] <= 0.16  # 0.131
+    assert full["key_fact_coverage"] >= 0.69  # 0.725
 
 
 def test_a_channel_of_employees_and_contractors_gets_each_rule_labelled(assistant):

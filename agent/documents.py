@@ -77,20 +77,7 @@ def outline(sections: list[Passage], lang: str) -> tuple[str, list[Citation]]:
         heading = section.breadcrumbs.split(" > ", 1)[1] if " > " in section.breadcrumbs else ""
         label = heading or _first_line(section.body)
         lines.append(f"• {quoted(label)} [{n}]")
-        citations.append(
-            Citation(
-                n=n,
-                doc_id=section.doc_id,
-                title=section.title,
-                breadcrumbs=section.breadcrumbs,
-                source=section.source,
-                link=section.link,
-                page=section.page,
-                anchor=section.anchor,
-                quote=section.body[:300],
-                updated=section.updated,
-            )
-        )
+        citations.append(Citation.of(n, section, section.body))
     if len(sections) > MAX_OUTLINE:
         lines.append(say(lang, "more_sections", count=len(sections) - MAX_OUTLINE))
     return "\n".join(lines), citations

@@ -514,21 +514,9 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
     def cite(p: Passage, quote: str) -> int:
         if p.chunk_id not in number:
             number[p.chunk_id] = len(citations) + 1
+            tool = p.tool.tool if p.tool else ""
             citations.append(
-                Citation(
-                    n=number[p.chunk_id],
-                    doc_id=p.doc_id,
-                    title=p.title,
-                    breadcrumbs=p.breadcrumbs,
-                    source=p.source,
-                    link=p.link,
-                    page=p.page,
-                    anchor=p.anchor,
-                    quote=quote[:300],
-                    updated=p.updated,
-                    external=p.external,
-                    tool=p.tool.tool if p.tool else "",
-                )
+                Citation.of(number[p.chunk_id], p, quote, external=p.external, tool=tool)
             )
         return number[p.chunk_id]
 

@@ -7,7 +7,7 @@ import re
 import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 # "rejected": the turn was not run (an empty or over-long question); no feedback is asked for.
 Status = Literal[
@@ -62,6 +62,44 @@ class Citation:
     updated: str
     external: bool = False
     tool: str = ""  # a tool's result ("query_crm"): cited, but no document to open
+
+    @classmethod
+    def of(cls, n: int, source: Citable, quote: str, **extra: Any) -> Citation:
+        """The citation of a passage or a section: where it is, and the first 300 characters."""
+        return cls(
+            n=n,
+            doc_id=source.doc_id,
+            title=source.title,
+            breadcrumbs=source.breadcrumbs,
+            source=source.source,
+            link=source.link,
+            page=source.page,
+            anchor=source.anchor,
+            quote=quote[:300],
+            updated=source.updated,
+            **extra,
+        )
+
+
+class Citable(Protocol):
+    """What a citation is made from (a passage, a document's section)."""
+
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def breadcrumbs(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def link(self) -> str: ...
+    @property
+    def page(self) -> int | None: ...
+    @property
+    def anchor(self) -> str: ...
+    @property
+    def updated(self) -> str: ...
 
 
 @dataclass

@@ -316,7 +316,9 @@ def figure_units(text: str) -> dict[str, set[float]]:
     """The figures of a sentence by unit ("" for bare numbers): what two rules disagree on."""
     out: dict[str, set[float]] = {}
     for q in quantities(text):
-        if q.unit and not math.isinf(q.value):
+        # "a five-day week" describes the week: it is no figure of days to disagree on
+        adjective = "-" in text[q.start : q.end]
+        if q.unit and not math.isinf(q.value) and not adjective:
             out.setdefault(q.unit, set()).add(q.value)
     return out
 

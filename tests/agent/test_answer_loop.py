@@ -241,3 +241,11 @@ def test_a_neighbouring_answer_is_not_given_when_the_point_of_the_question_is_mi
     shares "work", "week" and "day" but does not answer it."""
     a = ask(assistant, "alice", "Can I switch to a four-day work week?")
     assert a.status == "unknown", a.text
+
+
+def test_sources_that_agree_get_no_conflict_note(assistant):
+    """The 2026 policy's "25 working days … based on a five-day week" and the 2024 FAQ's "25
+    working days" agree: "five-day" describes the week and is no figure to disagree on."""
+    a = ask(assistant, "wei", "How many vacation days does a full-time employee get?")
+    assert a.status == "answered" and "25" in a.text
+    assert "newer" not in a.text and "Note" not in a.text, a.text

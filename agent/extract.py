@@ -300,6 +300,12 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
             break
         if any(_similar(s, c) for c in chosen):
             continue
+        if (
+            asks.quantity is not None
+            and first.unit.cells
+            and s.unit.cells.keys() == first.unit.cells.keys()
+        ):
+            continue  # the value asked about chose the row: its neighbours are rules for other values
         new = {t for t in extract.weights if t in s.tokens and t not in covered}
         if new and sum(extract.weights[t] for t in new) >= 0.15 * sum(extract.weights.values()):
             chosen.append(s)

@@ -249,3 +249,13 @@ def test_sources_that_agree_get_no_conflict_note(assistant):
     a = ask(assistant, "wei", "How many vacation days does a full-time employee get?")
     assert a.status == "answered" and "25" in a.text
     assert "newer" not in a.text and "Note" not in a.text, a.text
+
+
+def test_the_value_asked_about_chooses_one_row_and_leaves_its_neighbours_out(assistant):
+    a = ask(
+        assistant,
+        "carol",
+        "A supplier is offering us a 4-year contract. Who is allowed to sign it?",
+    )
+    assert a.text.startswith("Contract: Contract term longer than 3 years"), a.text
+    assert "budget owner" not in a.text, a.text  # the row for short standard terms

@@ -43,7 +43,8 @@ class Resolved:
     customer: str | None = None  # the customer it is about, said or carried over
 
 
-def _customer(text: str) -> str | None:
+def customer_in(text: str) -> str | None:
+    """The customer number a message names ("customer 4502", "#4502")."""
     m = _CUSTOMER.search(text)
     return (m.group(1) or m.group(2)) if m else None
 
@@ -54,7 +55,7 @@ def is_follow_up(message: str) -> bool:
     content = tokenize(message, detect_lang(message))
     if len(content) <= 1:
         return True
-    return bool(_PRONOUN.search(message)) and len(content) <= 4 and not _customer(message)
+    return bool(_PRONOUN.search(message)) and len(content) <= 4 and not customer_in(message)
 
 
 def _merge(previous: str, message: str) -> str:
@@ -130,7 +131,7 @@ _THEY = re.compile(r"\b(?:they|them|the customer)\b", re.I)
 def _for_customer(message: str, customer: str | None) -> str | None:
     """ "Can they still get a refund?" after a question about customer 4502: asked of them."""
     rest = _CONNECTIVE.sub("", message).strip(" ,，、")
-    if not customer or _customer(rest) or not _ASKS.match(rest) or not _THEY.search(rest):
+    if not customer or customer_in(rest) or not _ASKS.match(rest) or not _THEY.search(rest):
         return None
     out = _THEY.sub(f"customer {customer}", rest, count=1)
     out = re.sub(r"\btheir\b", f"customer {customer}'s", out, flags=re.I)
@@ -148,7 +149,7 @@ def resolve(message: str, history: Sequence[Message]) -> Resolved:
 
 def _resolve_one(message: str, earlier: Resolved | None) -> Resolved:
     text = message.strip()
-    own = _customer(text)
+    own = customer_in(text)
     if earlier is None or not is_follow_up(text):
         return Resolved(text, False, own)
     customer = own or earlier.customer
@@ -158,6 +159,6 @@ def _resolve_one(message: str, earlier: Resolved | None) -> Resolved:
         or _substituted(earlier.question, text)
         or _merge(earlier.question, text)
     )
-    if customer and not _customer(question):
+    if customer and not customer_in(question):
         question += f" (customer {customer})"
     return Resolved(question, True, customer)

@@ -23,6 +23,7 @@ import numpy as np
 
 from agent.conclusions import conclude
 from agent.extract import Extract, Scored, heading, newest_first, score_units
+from agent.followups import customer_in
 from agent.messages import say
 from agent.passages import Passage
 from agent.questions import Asks, asks, matches_kind
@@ -44,9 +45,6 @@ _SMALLTALK = re.compile(
 _TICKET = re.compile(
     r"\b(open|create|file|raise|log|submit)\s+(a\s+|an\s+)?(new\s+)?(support\s+|it\s+|help\s*desk\s+)?ticket\b[:\s-]*",
     re.I,
-)
-_CUSTOMER = re.compile(
-    r"\b(?:customer|client|account)\s*(?:no\.?|number|id)?\s*#?\s*(\d{3,})\b|#(\d{3,})\b", re.I
 )
 # "…, and who books the ticket?", "… and the daily per diem?": "and" before a new question word,
 # or before an article after a comma, starts a new part
@@ -230,9 +228,9 @@ class OfflineReasoner:
         # follow-ups arrive already read against the conversation (``agent/followups``)
         speller = self.stats.speller
         question = speller.correct(clean) if speller is not None else clean
-        m = _CUSTOMER.search(question)
-        if m:
-            return Route("crm", question, customer_id=m.group(1) or m.group(2))
+        customer = customer_in(question)
+        if customer:
+            return Route("crm", question, customer_id=customer)
         return Route("question", question)
 
     async def plan(self, question: str) -> list[str]:

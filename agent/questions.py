@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from agent.values import Quantity, quantities
+from agent.values import OVER, UNDER, Quantity, quantities
 from ingest.languages import detect_lang, tokenize
 
 Kind = Literal["number", "date", "duration", "who", "where", "how", "yesno", "any"]
@@ -121,13 +121,9 @@ _VERSION_Q = re.compile(
 )
 
 
-_OVER = re.compile(
-    r"\b(?:over|above|more than|greater than|exceeding|über|mehr als)\s*$|(?:більше|больше|понад|свыше)\s*$",
-    re.I,
-)
-_UNDER = re.compile(
-    r"\b(?:under|below|less than|fewer than|unter|weniger als)\s*$|(?:менше|меньше)\s*$", re.I
-)
+# "over 50k": the words that put a value just above or below the one named, as rules write them
+_OVER = re.compile(rf"(?<!\w){OVER}\s*$", re.I)
+_UNDER = re.compile(rf"(?<!\w){UNDER}\s*$", re.I)
 
 
 @dataclass(frozen=True)

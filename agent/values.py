@@ -294,8 +294,8 @@ class Range:
 
 
 _UPTO = r"(?:up to|up until|not more than|no more than|at most|maximum(?: of)?|max\.?|within|bis(?: zu)?|до|не більше|не более|最多|以内|まで)"
-_OVER = r"(?:over|above|more than|greater than|exceeding|longer than|from more than|über|mehr als|понад|більше|свыше|более|超过|以上)"
-_UNDER = r"(?:under|below|less than|shorter than|fewer than|unter|weniger als|менше|меньше|нижче|ниже|低于|未満)"
+OVER = r"(?:over|above|more than|greater than|exceeding|longer than|from more than|über|mehr als|понад|більше|свыше|более|超过|以上)"
+UNDER = r"(?:under|below|less than|shorter than|fewer than|unter|weniger als|менше|меньше|нижче|ниже|低于|未満)"
 _OR_MORE = (
     r"(?:or more|or longer|or above|and more|and above|and over|\+|oder mehr|і більше|и более|以上)"
 )
@@ -317,7 +317,7 @@ _BETWEEN = re.compile(
     rf"\s*(?:–|—|-|to|bis|до|至|~)\s*{_Q}",
     re.I,
 )
-_RANGE_WORD = re.compile(rf"(?P<word>{_UPTO}|{_OVER}|{_UNDER})\s+(?:the\s+)?{_Q}", re.I)
+_RANGE_WORD = re.compile(rf"(?P<word>{_UPTO}|{OVER}|{UNDER})\s+(?:the\s+)?{_Q}", re.I)
 _RANGE_AFTER = re.compile(rf"{_Q}\s+{_OR_MORE}", re.I)
 
 
@@ -342,7 +342,7 @@ def ranges(text: str, lang: str = "en") -> list[Range]:
         word = m.group("word").lower()
         if re.fullmatch(_UPTO, word, re.I):
             out.append(Range(-math.inf, value, unit))
-        elif re.fullmatch(_OVER, word, re.I):
+        elif re.fullmatch(OVER, word, re.I):
             out.append(Range(value, math.inf, unit, low_open=True))
         else:
             out.append(Range(-math.inf, value, unit, high_open=True))

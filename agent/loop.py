@@ -76,6 +76,8 @@ class Run:
     # parts the answer step found unanswered, searched again once with a rewritten query
     again: set[str] = field(default_factory=set)
     retried: set[str] = field(default_factory=set)
+    # in a channel of several audiences, the rule of an audience not quoted was searched for once
+    audiences_searched: bool = False
     facts: list[str] = field(default_factory=list)  # tool results, as lines (for the LLM's prompt)
     tool_results: list[Passage] = field(default_factory=list)  # tool results, citable passages
     notes: list[str] = field(default_factory=list)  # our own remarks for the answer (CRM access)
@@ -386,7 +388,7 @@ class AnswerLoop(Workflow):
         """In a channel of several audiences, when the answer quotes the rule written for one of
         them and none for another ("the employees' 30 days", nothing for contractors): search once
         more with that audience named, so that each member's rule can be given."""
-        if run.round >= MAX_ROUNDS or "audiences" in run.retried:
+        if run.round >= MAX_ROUNDS or run.audiences_searched:
             return False
         readers = [run.turn.groups, *run.turn.member_groups]
         audiences = frozenset().union(*(audiences_of(g) for g in readers))
@@ -398,7 +400,7 @@ class AnswerLoop(Workflow):
         if not lacking:
             return False
         t0 = time.perf_counter()
-        run.retried.add("audiences")
+        run.audiences_searched = True
         for sq in run.subquestions:
             query = f"{sq} {' '.join(lacking)}"[:MAX_QUERY_CHARS]
             run.queries[sq] = query

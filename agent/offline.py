@@ -172,6 +172,14 @@ class OfflineReasoner:
                 self._word_vectors[w] = v
         return [self._word_vectors[w] for w in words]
 
+    @staticmethod
+    def _own_words(text: str, asked: Sequence[str]) -> list[str]:
+        """The content words of a unit (a question word it states counts too: "birth" says
+        "born"), for comparing one by one with the question's words no document uses."""
+        skip = {w.lower() for w in asked} | STOPWORDS["en"]
+        found = dict.fromkeys(w.lower() for w in re.findall(r"[^\W\d_]{2,}", text))
+        return [w for w in found if w not in skip][:24]
+
     def _credit_synonyms(self, extract: Extract, top: int = 8) -> None:
         """A word no document uses ("grandmother", "dies") is said by a unit that uses a word of the
         same meaning ("grandparent", "death"): the best units get the weight of the words they say
@@ -183,11 +191,7 @@ class OfflineReasoner:
         for s in extract.ranked[:top]:
             if s.cross:
                 continue
-            own = [
-                w.lower()
-                for w in dict.fromkeys(re.findall(r"[^\W\d_]{3,}", s.unit.text))
-                if w.lower() not in STOPWORDS["en"]
-            ][:24]
+            own = self._own_words(s.unit.text, extract.unseen_words)
             if not own:
                 continue
             sims = asked_v @ np.stack(self._words(own)).T
@@ -517,22 +521,17 @@ class OfflineReasoner:
         if not words or embedder is None:
             return extract.unseen
         context = f"{best.unit.label}: {best.unit.text}" if best.unit.label else best.unit.text
-        # the unit's own words for it: "rollback" for "revert", "grandparent" for "grandmother"
-        # (a word of the question it states counts: "birth" says "born")
-        unseen = {w.lower() for w in words}
-        own = [  # (single-word vectors are only trustworthy from the English embedder)
-            w
-            for w in dict.fromkeys(re.findall(r"[^\W\d_]{2,}", context))  # "km" says "mileage"
-            if w.lower() not in unseen and w.lower() not in STOPWORDS["en"] and extract.lang == "en"
-        ][:24]
-        vectors = embedder.embed([best.unit.text, context, *words, *own], kind="query")
-        said = vectors[:2]
-        asked_v, own_v = vectors[2 : 2 + len(words)], vectors[2 + len(words) :]
+        said = embedder.embed([best.unit.text, context, *words], kind="query")
+        # the unit's own words for it: "rollback" for "revert", "grandparent" for "grandmother",
+        # "km" for "mileage" (single-word vectors are only trustworthy from the English embedder)
+        english = extract.lang == "en" and "minilm" in self._embedders
+        own = self._own_words(context, words) if english else []
+        own_v = np.stack(self._words(own)) if own else None
         unsaid = [
             w
-            for w, v in zip(words, asked_v, strict=True)
+            for w, v in zip(words, said[2:], strict=True)
             if max(float(v @ said[0]), float(v @ said[1])) < self.unseen_said_at
-            and (not own or float(np.max(own_v @ v)) < self.synonym_at)
+            and (own_v is None or float(np.max(own_v @ v)) < self.synonym_at)
         ]
         return extract.unseen * len(unsaid) / len(words)
 

@@ -264,6 +264,14 @@ def _ts() -> str:
     return f"{time.time():.6f}"
 
 
+def _event(kind: str, user: str, channel: str, text: str, ts: str | None = None, **extra) -> dict:
+    """The fields every Slack message event carries, and those of its kind."""
+    ts = ts or _ts()
+    event = {"type": kind, "user": user, "text": text, "ts": ts, "channel": channel, "event_ts": ts}
+    event.update({k: v for k, v in extra.items() if v is not None})
+    return event
+
+
 def dm_event(
     text: str,
     user: str = "U0ALICE01",
@@ -272,18 +280,7 @@ def dm_event(
     event_id: str | None = None,
     thread_ts: str | None = None,
 ) -> dict:
-    ts = _ts()
-    event = {
-        "type": "message",
-        "channel_type": "im",
-        "user": user,
-        "text": text,
-        "ts": ts,
-        "channel": channel,
-        "event_ts": ts,
-    }
-    if thread_ts:
-        event["thread_ts"] = thread_ts
+    event = _event("message", user, channel, text, channel_type="im", thread_ts=thread_ts)
     return _envelope(event, event_id)
 
 
@@ -295,17 +292,7 @@ def mention_event(
     event_id: str | None = None,
     thread_ts: str | None = None,
 ) -> dict:
-    ts = _ts()
-    event = {
-        "type": "app_mention",
-        "user": user,
-        "text": f"<@{BOT_USER_ID}> {text}",
-        "ts": ts,
-        "channel": channel,
-        "event_ts": ts,
-    }
-    if thread_ts:
-        event["thread_ts"] = thread_ts
+    event = _event("app_mention", user, channel, f"<@{BOT_USER_ID}> {text}", thread_ts=thread_ts)
     return _envelope(event, event_id)
 
 
@@ -323,19 +310,17 @@ def channel_message_event(
     """A ``message.channels`` (``channel_type`` ``group``: ``message.groups``) event: a top-level
     message, or with ``thread_ts`` a reply in that thread (Slack adds ``parent_user_id``, who
     started the thread)."""
-    ts = ts or _ts()
-    event = {
-        "type": "message",
-        "channel": channel,
-        "user": user,
-        "text": text,
-        "ts": ts,
-        "event_ts": ts,
-        "channel_type": channel_type,
-    }
-    if thread_ts:
-        event["thread_ts"] = thread_ts
-        event["parent_user_id"] = parent_user_id or "U0ALICE01"
+    parent = (parent_user_id or "U0ALICE01") if thread_ts else None
+    event = _event(
+        "message",
+        user,
+        channel,
+        text,
+        ts,
+        channel_type=channel_type,
+        thread_ts=thread_ts,
+        parent_user_id=parent,
+    )
     return _envelope(event, event_id)
 
 

@@ -19,7 +19,6 @@ import contextlib
 import datetime as dt
 import functools
 import ipaddress
-import json
 import os
 import shutil
 import ssl
@@ -37,6 +36,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
+
+from testing.recorder import send_json
 
 BOT_FRAMEWORK_ISSUER = "https://api.botframework.com"  # iss of tokens sent to bots
 CONNECTOR_SCOPE = "https://api.botframework.com/.default"  # what a bot asks for to reply
@@ -264,12 +265,7 @@ class LoopbackIdP:
 
     @staticmethod
     def _json(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json; charset=utf-8")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        send_json(handler, status, payload, "application/json; charset=utf-8")
 
     def _get(self, handler: BaseHTTPRequestHandler) -> None:
         path = urlsplit(handler.path).path

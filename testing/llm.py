@@ -34,6 +34,8 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import BaseModel, Field
 
+from testing.recorder import send_json
+
 
 def _as_text(reply: str | dict | list | BaseModel) -> str:
     if isinstance(reply, BaseModel):
@@ -252,12 +254,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- responses
 
     def _json(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, payload)
 
     def _error(self, status: int, message: str, code: str | None = None) -> None:
         kind = "authentication_error" if status == 401 else "invalid_request_error"

@@ -4,10 +4,27 @@ the calls it received that a test or a benchmark can wait on."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
 
 from aiohttp import web
+
+
+def send_json(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    payload: object,
+    content_type: str = "application/json",
+) -> None:
+    """A JSON reply from a ``http.server`` handler (the fakes that run outside asyncio)."""
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
 
 
 async def start_app(app: web.Application) -> tuple[web.AppRunner, str]:

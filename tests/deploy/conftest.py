@@ -4,7 +4,6 @@ and the ops routes on a real aiohttp server."""
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import socket
 import subprocess
@@ -18,6 +17,7 @@ import pytest
 from aiohttp import web
 
 from bot.ops import add_ops_routes
+from testing.recorder import send_json
 
 
 def free_port() -> int:
@@ -103,12 +103,7 @@ class QdrantStandIn:
                 pass
 
             def reply(self, status: int, body: dict) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, body)
 
             def do_GET(self) -> None:
                 if self.path == "/":

@@ -31,7 +31,8 @@ _DURATION_Q = re.compile(
 _DATE_Q = re.compile(
     r"^\W*(?:and\s+|so\s+|but\s+)?when\b|\bwhen\s+(?:is|are|was|were|do|does|did|will|would|"
     r"should|can|could|must|has|have)\b|\bby when\b|\buntil when\b|\bwhat (?:date|time|day)\b|\bwhich (?:date|day|month)\b|\bdeadline\b|"
-    r"\bby what date\b|коли|когда|什么时候|何时|哪天|いつ|\bwann\b|bis wann|о котрій|в котором часу",
+    r"\bby what date\b|^\W*(?:а\s+|і\s+|и\s+|та\s+)?(?:коли|когда)\b|"
+    r"什么时候|何时|哪天|いつ|\bwann\b|bis wann|о котрій|в котором часу",
     re.I,
 )
 _WHO_Q = re.compile(
@@ -40,11 +41,13 @@ _WHO_Q = re.compile(
     re.I,
 )
 _WHERE_Q = re.compile(
-    r"\bwhere\b|\bwhich (?:address|city|office|tool|system)\b|де |где |哪里|在哪|どこ|\bwo\b", re.I
+    r"\bwhere\b|\bwhich (?:address|city|office|tool|system)\b|(?<!\w)(?:де|где|куди|куда)\b|哪里|在哪|"
+    r"どこ|\bwo(?:hin)?\b",
+    re.I,
 )
 _YESNO_Q = re.compile(
     r"^\s*(?:can|could|may|do|does|did|is|are|was|were|will|should|am|has|have)\b|"
-    r"^\s*(?:чи|ли)\b|吗[？?]?$|ですか[？?]?$|^\s*(?:kann|darf|muss|ist|gibt)\b",
+    r"^\s*(?:чи|ли)\b|吗[？?]?$|^(?!.*(?:何|いくら|どこ|いつ|誰|だれ|どの|どれ|どう|なぜ)).*ですか[？?]?$|^\s*(?:kann|darf|muss|ist|gibt)\b",
     re.I,
 )
 
@@ -193,13 +196,7 @@ def matches_kind(kind: Kind, text: str) -> bool:
     """Does ``text`` hold the kind of answer asked for (a number for "how many", a date or a
     time for "when")? Kinds that words cannot check (who, how, yes/no) always match."""
     if kind in ("number", "duration"):
-        return bool(re.search(r"\d", text)) or bool(
-            re.search(
-                r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|no|none)\b",
-                text,
-                re.I,
-            )
-        )
+        return bool(re.search(r"\d", text) or _NUMBER_WORD.search(text))
     if kind == "date":  # "when should Tier 1 hand over?" — "within 4 hours" answers it too
         return bool(_TIME.search(text) or _DATE_WORD.search(text) or _WITHIN.search(text))
     if kind == "who":
@@ -207,6 +204,16 @@ def matches_kind(kind: Kind, text: str) -> bool:
     return True
 
 
+# a count written in words: English, the Han numerals of Chinese and Japanese ("一个工作日"),
+# Ukrainian, Russian and German
+_NUMBER_WORD = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|no|none)\b|"
+    r"[一二两三四五六七八九十百千万]|"
+    r"(?<!\w)(?:од(?:ин|на|но|ного|ної|ну)|дв(?:а|і|е|ох|ух)|три|чотири|четыре|п'ять|пять|шість|"
+    r"шесть|сім|семь|вісім|восемь|дев'ять|девять|десять)(?!\w)|"
+    r"\b(?:ein|eine|einen|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|zwölf)\b",
+    re.I,
+)
 _WITHIN = re.compile(
     r"\b(?:within|after|before|at least|no later than)\s+\d+\s*(?:working |business )?"
     r"(?:minutes?|hours?|days?|weeks?|months?)\b",

@@ -65,3 +65,35 @@ def test_when_inside_a_clause_does_not_ask_for_a_date():
     assert asks("What happens when my laptop breaks?").kind == "any"
     assert asks("And when does it end?").kind == "date"
     assert asks("By when must I submit my expenses?").kind == "date"
+
+
+def test_when_inside_a_clause_does_not_ask_for_a_date_in_ukrainian_and_russian_either():
+    assert asks("Що робити з ноутбуком, коли зникає світло?").kind == "any"
+    assert asks("Что делать, когда пропал интернет?").kind == "any"
+    assert asks("Коли відчиняється офіс?").kind == "date"
+    assert asks("А когда заканчивается испытательный срок?").kind == "date"
+
+
+def test_where_to_go_asks_for_a_place():
+    assert asks("Куди мені йти під час тривоги?").kind == "where"
+    assert asks("Куда идти при пожаре?").kind == "where"
+    assert asks("Wohin schicke ich die Rechnung?").kind == "where"
+
+
+def test_a_japanese_question_with_a_question_word_is_not_yes_or_no():
+    assert asks("サーバーのアドレスは何ですか？").kind != "yesno"
+    assert asks("在宅勤務は可能ですか？").kind == "yesno"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "接待员工至少提前一个工作日登记访客。",  # Han numerals
+        "Гостей потрібно зареєструвати за два робочі дні.",
+        "Гостей нужно зарегистрировать за один рабочий день.",
+        "Gäste werden zwei Arbeitstage vorher angemeldet.",
+    ],
+)
+def test_a_count_written_in_words_holds_a_number_in_every_language(text):
+    assert matches_kind("duration", text)
+    assert matches_kind("number", text)

@@ -30,7 +30,7 @@ from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
 from agent.units import Unit, units
 from agent.values import WORD_NUMBERS, dates, quantities, ranges, versions, years
-from ingest.languages import fold_versions, tokenize
+from ingest.languages import CJK, fold_versions, tokenize
 
 MAX_UNITS = 3
 RESCORED = 16  # candidates re-scored by meaning with a sentence embedder
@@ -187,9 +187,14 @@ def score_units(
     scored.sort(key=lambda s: -s.score)
     if embed is not None and scored:
         _rescore(question, scored, embed)
-    words = [
-        w for w in re.findall(r"[^\W_][\w'-]*", question) if set(tokenize(w, asks.lang)) & never
-    ]
+    # the question's words behind them; Chinese and Japanese are written without spaces, so
+    # there the words are the segmenter's
+    spelled = (
+        list(dict.fromkeys(tokenize(question, asks.lang)))
+        if CJK.search(question)
+        else re.findall(r"[^\W_][\w'-]*", question)
+    )
+    words = [w for w in spelled if set(tokenize(w, asks.lang)) & never]
     return Extract([], scored, weights, unseen, asks.lang, words, identifiers | names, question)
 
 

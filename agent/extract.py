@@ -62,6 +62,7 @@ class Extract:
     unseen_words: list[str] = field(default_factory=list)  # the question's words behind them
     named: frozenset[str] = frozenset()  # the identifiers and names the question mentions
     question: str = ""
+    asked: dict[str, float] = field(default_factory=dict)  # every key term, unseen ones too
 
 
 def _tokens(text: str, lang: str) -> frozenset[str]:
@@ -195,7 +196,10 @@ def score_units(
         else re.findall(r"[^\W_][\w'-]*", question)
     )
     words = [w for w in spelled if set(tokenize(w, asks.lang)) & never]
-    return Extract([], scored, weights, unseen, asks.lang, words, identifiers | names, question)
+    asked = {t: w for t, w in all_weights.items() if t in weights or t in never}
+    return Extract(
+        [], scored, weights, unseen, asks.lang, words, identifiers | names, question, asked
+    )
 
 
 def _rescore(

@@ -14,8 +14,9 @@
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import replace
 from typing import Literal
 
@@ -40,6 +41,7 @@ from agent.reasoning import (
 from agent.scope import applies, unit_audience
 from agent.terms import TermStats, coverage, is_question_word
 from agent.turns import Message
+from agent.values import spans
 from ingest.audience import scope_statement
 from ingest.embed import Embedder
 from ingest.languages import detect_lang, tokenize
@@ -160,7 +162,7 @@ class OfflineReasoner:
     cross_meaning_at = 0.35
     unseen_weight = 0.4  # how much the unsaid share of the question's weight costs
     unsaid_at = 0.5  # from this share of the question's weight unsaid, the documents are silent
-    synonym_at = 0.6  # a word of the unit this close to the unseen word says it (word vectors)
+    synonym_at = 0.58  # a unit's word this close to a question word says it ("rail", "train")
     unseen_said_at = 0.3  # a word no document uses counts as said when this close to the answer
     point_meaning_at = 0.75  # a unit this close in meaning answers even without the rarest word
 
@@ -192,20 +194,30 @@ class OfflineReasoner:
     def _credit_synonyms(self, extract: Extract, top: int = 8) -> None:
         """A word no document uses ("grandmother", "dies") is said by a unit that uses a word of the
         same meaning ("grandparent", "death"): the best units get the weight of the words they say
-        that way, so the row for a grandparent's death beats the one for a parent's."""
-        if extract.lang != "en" or not extract.unseen_words or "minilm" not in self._embedders:
+        that way, so the row for a grandparent's death beats the one for a parent's. So is a key
+        term the subject of a labelled item or a row says in other words ("Rail: 2nd class." for
+        a train ride); only the subject, since a sentence that merely mentions a word of the same
+        kind ("Monday to Thursday" for Wednesday) speaks of a neighbour."""
+        if extract.lang != "en" or "minilm" not in self._embedders:
             return
+        total = sum(extract.weights.values())
         asked = [w.lower() for w in extract.unseen_words]
-        asked_v = np.stack(self._words(asked))
+        asked_v = np.stack(self._words(asked)) if asked else None
         for s in extract.ranked[:top]:
             if s.cross:
                 continue
-            own = self._own_words(s.unit.text, extract.unseen_words)
-            if not own:
-                continue
-            sims = asked_v @ np.stack(self._words(own)).T
-            said = float(np.mean(sims.max(axis=1) >= self.synonym_at))
-            s.score += 0.15 * extract.unseen * said
+            if asked_v is not None:
+                own = self._own_words(s.unit.text, extract.unseen_words)
+                if own:
+                    sims = asked_v @ np.stack(self._words(own)).T
+                    said = float(np.mean(sims.max(axis=1) >= self.synonym_at))
+                    s.score += 0.15 * extract.unseen * said
+            subject = _subject(s)
+            absent = {t for t in extract.weights if t not in s.context}
+            if subject and absent and total:
+                unstated = self._unstated(extract, subject, s.context)
+                reworded = sum(extract.weights[t] for t in absent if t not in unstated)
+                s.score += 0.4 * reworded / total
         extract.ranked[:top] = sorted(extract.ranked[:top], key=lambda s: -s.score)
 
     def _embedder(self, lang: str) -> Embedder | None:
@@ -515,6 +527,10 @@ class OfflineReasoner:
             return False  # most of what is asked is a word no document uses, and not said here
         if self._misses_the_point(extract, best):
             return False
+        if self._lacks_the_thing(extract, wants, best) or self._narrowed_away(extract, best):
+            return False
+        if _other_span(extract, best):
+            return False
         return best.score - self.unseen_weight * unsaid >= self.answer_at
 
     def _misses_the_point(self, extract: Extract, best: Scored) -> bool:
@@ -528,14 +544,61 @@ class OfflineReasoner:
         top = max(weights, key=weights.__getitem__)
         return weights[top] >= total / 2 and top not in best.context
 
+    def _lacks_the_thing(self, extract: Extract, wants: Asks, best: Scored) -> bool:
+        """The thing asked for ("bonus" in "What bonus does someone rated Outstanding get?") is
+        said neither by the unit nor by its label or headings, as written or in other words: the
+        unit is about the question's other words (the rating), not what it asks."""
+        terms = [t for t in tokenize(wants.thing, extract.lang) if t in extract.asked]
+        if not terms:
+            return False
+        text = f"{best.unit.label}: {best.unit.text}"
+        return bool(set(terms) & set(self._unstated(extract, text, best.context)))
+
+    def _unstated(
+        self, extract: Extract, text: str, toks: Set[str] | None = None
+    ) -> dict[str, float]:
+        """The question's key terms that ``text`` (or ``toks``, its terms with its headings')
+        states neither as written (any inflection) nor by a word of the same meaning (English
+        word vectors), with their weights."""
+        toks = set(tokenize(text, extract.lang)) if toks is None else toks
+        missing = {t: w for t, w in extract.asked.items() if t not in toks}
+        if not missing or extract.lang != "en" or "minilm" not in self._embedders:
+            return missing
+        surface = {
+            t: [
+                w.lower()
+                for w in re.findall(r"[^\W_][\w'-]*", extract.question)
+                if t in tokenize(w)
+            ]
+            for t in missing
+        }
+        own = self._own_words(text, [])
+        if not own:
+            return missing
+        own_v = np.stack(self._words(own))
+        out = {}
+        for t, w in missing.items():
+            words = surface[t] or [t]
+            sims = np.stack(self._words(words)) @ own_v.T
+            if float(sims.max()) < self.synonym_at:
+                out[t] = w
+        return out
+
     def _unseen_unsaid(self, extract: Extract, best: Scored) -> float:
         """The share of the question's weight in words no document uses that the best unit does
         not say otherwise either — not close in meaning to it ("payday" for "paid on the last
         working day" is said; "pet" in an answer about insurance is not)."""
         words = extract.unseen_words
+        if not words or self._embedder(extract.lang) is None:
+            return extract.unseen
+        return extract.unseen * len(self._unsaid_words(extract, best)) / len(words)
+
+    def _unsaid_words(self, extract: Extract, best: Scored) -> list[str]:
+        """The question's words no document uses that ``best`` does not say in other words."""
+        words = extract.unseen_words
         embedder = self._embedder(extract.lang)
         if not words or embedder is None:
-            return extract.unseen
+            return list(words)
         context = f"{best.unit.label}: {best.unit.text}" if best.unit.label else best.unit.text
         said = embedder.embed([best.unit.text, context, *words], kind="query")
         # the unit's own words for it: "rollback" for "revert", "grandparent" for "grandmother",
@@ -543,13 +606,36 @@ class OfflineReasoner:
         english = extract.lang == "en" and "minilm" in self._embedders
         own = self._own_words(context, words) if english else []
         own_v = np.stack(self._words(own)) if own else None
-        unsaid = [
+        return [
             w
             for w, v in zip(words, said[2:], strict=True)
             if max(float(v @ said[0]), float(v @ said[1])) < self.unseen_said_at
             and (own_v is None or float(np.max(own_v @ v)) < self.synonym_at)
         ]
-        return extract.unseen * len(unsaid) / len(words)
+
+    def _narrowed_away(self, extract: Extract, best: Scored) -> bool:
+        """A word no document uses narrows what the unit does say ("a tertiary on-call engineer":
+        the unit gives the allowance of the on-call engineers it knows, primary and secondary),
+        and the unit does not say it in other words: it answers a neighbouring question."""
+        if extract.lang != "en":
+            return False  # single-word meaning is only trustworthy from the English embedder
+        own = self._own_words(f"{best.unit.label} {best.unit.text}", [])
+        unsaid = {
+            w.lower()
+            for w in self._unsaid_words(extract, best)
+            # a misspelling the speller left ("counceling") is said by the word it misspells
+            if not difflib.get_close_matches(w.lower(), own, n=1, cutoff=0.8)
+        }
+        if not unsaid:
+            return False
+        words = re.findall(r"[^\W_][\w'-]*", extract.question)
+        for word, following in zip(words, words[1:], strict=False):
+            if word.lower() not in unsaid or "'" in word:  # "haven't found": no narrowing
+                continue
+            narrowed = set(tokenize(following, extract.lang)) & set(extract.weights)
+            if narrowed and narrowed <= best.context:
+                return True
+        return False
 
     async def check(
         self, question: str, draft: Draft, passages: Sequence[Passage], facts: Sequence[str] = ()
@@ -594,6 +680,34 @@ class OfflineReasoner:
         if f["cross"]:
             return f["meaning"] >= self.cross_meaning_at
         return f["coverage"] + f["meaning"] - 0.5 * f["unseen"] >= self.support_at
+
+
+def _subject(s: Scored) -> str:
+    """What a labelled item or a table row is about: "Rail" in "Rail: 2nd class.", the first cell
+    of a row; '' for a plain sentence."""
+    if s.unit.cells:
+        return next(iter(s.unit.cells.values()))
+    labelled = re.match(r"([^:]{2,30}):\s*\S", s.unit.text) if s.unit.kind == "item" else None
+    return labelled.group(1) if labelled else ""
+
+
+def _other_span(extract: Extract, best: Scored) -> bool:
+    """The question asks about one part of a period ("once probation is over") and the unit gives
+    the rule for another part of the same period ("During probation …") and not for the asked
+    one: it answers a neighbouring question."""
+    lang = extract.lang
+
+    def keyed(text: str) -> set[tuple[str, str]]:
+        return {
+            (rel, t)
+            for rel, word in spans(text)
+            for t in tokenize(word, lang)
+            if t in extract.asked
+        }
+
+    asked = keyed(extract.question)
+    stated = keyed(best.unit.text)
+    return any((rel, t) not in stated and any(t == u for _, u in stated) for rel, t in asked)
 
 
 def _overlap(sentence: str, source: str) -> float:

@@ -140,6 +140,7 @@ class Asks:
     dimension: Dimension | None = None  # what the extreme is of
     versions: bool = False  # about releases or versions: the version an answer sits under matters
     kind_noun: str = ""  # "length" in "Free trial length?": said by the answer's value, not a word
+    thing: str = ""  # the asked thing: "bonus" in "What bonus does …", "manager" in "Who is the office manager …"
 
 
 def asks(question: str) -> Asks:
@@ -178,7 +179,46 @@ def asks(question: str) -> Asks:
     about_versions = bool(_VERSION_Q.search(question))
     # "length", "period" are said by the value ("14 days"); "port", "rate" are words tables use
     noun = terse[1] if terse and kind in ("duration", "date") else ""
-    return Asks(kind, lang, quantity, extreme, dimension, about_versions, noun)  # type: ignore[arg-type]
+    thing = asked_thing(question) if lang == "en" and not about_versions else ""
+    return Asks(kind, lang, quantity, extreme, dimension, about_versions, noun, thing)  # type: ignore[arg-type]
+
+
+# "What bonus does …", "How much standby allowance …", "Who is the office manager of …": the
+# noun phrase right after the question's opening names the thing asked for; "which" is left out
+# ("Which tool do I use?" is answered by a name, not by the word "tool"), and so is "how many
+# times" (said by "twice")
+_OPENING = re.compile(
+    r"^\W*(?:what(?:'s| is| are)(?: the| a| an| our| my)?|what (?:the|a|an|our|my)|"
+    r"how (?:many|much)(?! times\b)|who(?:'s| is| are) (?:the|our|my)|(?P<bare>what))"
+    r"\s+(?P<phrase>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,3})",
+    re.I,
+)
+_AUXILIARY = r"do|does|did|is|are|was|were|can|could|will|would|should|must|has|have|had|may"
+_PHRASE_END = re.compile(
+    rf"\b(?:{_AUXILIARY}|i|you|we|they|he|she|it|of|for|in|on|at|to|from|with|per|by|if|when|"
+    r"once|after|before|during|that|which|who|off|a|an|the)\b.*$",
+    re.I,
+)
+
+
+def asked_thing(question: str) -> str:
+    """The head of the noun phrase a question opens with, which a sentence answering it names (or
+    says in other words): "bonus" in "What bonus does someone rated … get?", "allowance" in "How
+    much standby allowance …"; '' when the opening is followed by a verb or a value ("What does
+    …", "How much cheaper …" keep none)."""
+    m = _OPENING.match(question)
+    if not m:
+        return ""
+    phrase = _PHRASE_END.sub("", m.group("phrase")).split()
+    rest = m.group("phrase").split()[len(phrase) : len(phrase) + 1]
+    if m.group("bare") and not (rest and re.fullmatch(_AUXILIARY, rest[0], re.I)):
+        return ""  # "What happens to …": a verb follows a bare "what"; "What bonus does …": a noun
+    if not phrase or len(phrase) > 3:
+        return ""
+    comparative = len(phrase) == 1 and phrase[0].lower().endswith("er")
+    if comparative and m.group(0).lstrip().lower().startswith("how"):
+        return ""  # "How much cheaper is it …" asks for a difference, named by no noun
+    return phrase[-1].lower()
 
 
 _TIME = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)

@@ -174,15 +174,15 @@ def test_golden_set_floors(handbook_deps):
     print(report.failures())
     assert m["recall@5"] >= 0.93
     assert m["mrr@10"] >= 0.88
-    assert m["citation_accuracy"] >= 0.87  # 0.902 measured
-    assert m["refusal_accuracy"] >= 0.78  # 0.815
+    assert m["citation_accuracy"] >= 0.87  # 0.914 measured
+    assert m["refusal_accuracy"] >= 0.89  # 0.926
     assert m["over_refusal"] <= 0.15  # 0.125
     assert m["key_fact_coverage"] >= 0.71  # 0.743
     full = asyncio.run(run_eval(build_assistant(handbook_deps), golden, lookup)).metrics
-    assert full["citation_accuracy"] >= 0.84  # 0.866
-    assert full["refusal_accuracy"] >= 0.73  # 0.762
-    assert full["over_refusal"] <= 0.16  # 0.131
-    assert full["key_fact_coverage"] >= 0.69  # 0.725
+    assert full["citation_accuracy"] >= 0.84  # 0.875
+    assert full["refusal_accuracy"] >= 0.89  # 0.929
+    assert full["over_refusal"] <= 0.15  # 0.125
+    assert full["key_fact_coverage"] >= 0.69  # 0.731
 
 
 def test_a_channel_of_employees_and_contractors_gets_each_rule_labelled(assistant):
@@ -259,3 +259,27 @@ def test_the_value_asked_about_chooses_one_row_and_leaves_its_neighbours_out(ass
     )
     assert a.text.startswith("Contract: Contract term longer than 3 years"), a.text
     assert "budget owner" not in a.text, a.text  # the row for short standard terms
+
+
+@pytest.mark.parametrize(
+    "user, question",
+    [
+        # the thing asked for: the contractors' policy mentions freelancers and what Northwind
+        # pays them back, never a fee it pays them
+        ("erin", "What daily fee does Northwind pay its freelancers?"),
+        # a word no document uses narrows what the runbook does say (primary and secondary)
+        ("bob", "How much standby allowance does a junior on-call engineer get?"),
+        # the FAQ gives the notice period during probation, not after it
+        ("dave", "Once the probation period has ended, what notice period applies?"),
+    ],
+)
+def test_a_unit_about_a_neighbouring_thing_is_no_answer(assistant, user, question):
+    a = ask(assistant, user, question)
+    assert a.status == "unknown", a.text
+
+
+def test_the_subject_of_a_labelled_rule_said_in_other_words_answers(assistant):
+    """No unit of the contractors' policy says "train"; the item "Rail: 2nd class." says it in
+    its own word and is the answer."""
+    a = ask(assistant, "erin", "May I book first class for a three-hour train ride?")
+    assert a.status == "answered" and "2nd class" in a.text, a.text

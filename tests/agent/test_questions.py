@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.questions import asks, matches_kind
+from agent.questions import asked_thing, asks, matches_kind
 
 
 @pytest.mark.parametrize(
@@ -97,3 +97,28 @@ def test_a_japanese_question_with_a_question_word_is_not_yes_or_no():
 def test_a_count_written_in_words_holds_a_number_in_every_language(text):
     assert matches_kind("duration", text)
     assert matches_kind("number", text)
+
+
+@pytest.mark.parametrize(
+    "question, thing",
+    [
+        ("What discount does a reseller get?", "discount"),
+        ("How much parking allowance do interns receive?", "allowance"),
+        ("How many sick days are there?", "days"),
+        ("Who is the fire warden of the Munich office?", "warden"),
+        ("What's the refund window for a monthly plan?", "window"),
+        # a name or a value answers these, not a noun the answer repeats
+        ("Which tool do I use for expenses?", ""),
+        ("How many times a year is the audit?", ""),
+        ("How much cheaper is the annual plan?", ""),
+        ("What happens to unused days?", ""),
+        ("What does the add-on cost?", ""),
+    ],
+)
+def test_the_thing_asked_for_is_the_head_of_the_opening_noun_phrase(question, thing):
+    assert asked_thing(question) == thing
+    assert asks(question).thing == thing
+
+
+def test_a_version_question_names_no_thing_the_answer_must_repeat():
+    assert asks("What is the newest version?").thing == ""  # "2.3.3" answers it

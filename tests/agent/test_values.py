@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.questions import asks, required_terms
-from agent.values import quantities, ranges
+from agent.values import quantities, ranges, spans
 
 
 @pytest.mark.parametrize(
@@ -36,3 +36,10 @@ def test_a_percentage_is_a_value_not_an_identifier_but_a_version_is():
     assert identifiers == frozenset()
     identifiers, _ = required_terms("What did release 2.3.1 fix?", "en")
     assert identifiers == {"2.3.1"}
+
+
+def test_the_part_of_a_period_a_text_speaks_of():
+    assert spans("During probation the notice period is 2 weeks.") == [("during", "probation")]
+    assert spans("What applies once the probation is over?") == [("after", "probation")]
+    assert spans("Book the hotel before the trip.") == [("before", "trip")]
+    assert spans("The notice period is one month.") == []

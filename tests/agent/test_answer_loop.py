@@ -174,15 +174,15 @@ def test_golden_set_floors(handbook_deps):
     print(report.failures())
     assert m["recall@5"] >= 0.93
     assert m["mrr@10"] >= 0.88
-    assert m["citation_accuracy"] >= 0.87  # 0.914 measured
+    assert m["citation_accuracy"] >= 0.87  # 0.926 measured
     assert m["refusal_accuracy"] >= 0.89  # 0.926
-    assert m["over_refusal"] <= 0.15  # 0.125
+    assert m["over_refusal"] <= 0.15  # 0.139
     assert m["key_fact_coverage"] >= 0.71  # 0.743
     full = asyncio.run(run_eval(build_assistant(handbook_deps), golden, lookup)).metrics
     assert full["citation_accuracy"] >= 0.84  # 0.875
     assert full["refusal_accuracy"] >= 0.89  # 0.929
-    assert full["over_refusal"] <= 0.15  # 0.125
-    assert full["key_fact_coverage"] >= 0.69  # 0.731
+    assert full["over_refusal"] <= 0.15  # 0.131
+    assert full["key_fact_coverage"] >= 0.69  # 0.738
 
 
 def test_a_channel_of_employees_and_contractors_gets_each_rule_labelled(assistant):

@@ -16,7 +16,7 @@ A wheel cannot be edited and no smaller official build of these packages exists,
 Every rule must match an installed file: a release that renames or drops one fails here, so the
 list is looked at again instead of silently deleting nothing. tests/deploy/test_prune_install.py
 prunes a copy of the installed packages and checks that MiniLM and jieba give the same results.
-Pip does not know about the deletion: ``pip check`` stays clean, and reinstalling restores it all.
+Reinstalling a package (``pip install --force-reinstall``) brings its files back.
 """
 
 from __future__ import annotations

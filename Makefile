@@ -7,7 +7,7 @@ LOCK ?= requirements-dev.lock
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast test-llm lint bench lock
+.PHONY: install demo test test-fast test-llm lint bench lock size
 
 install: $(VENV)/.installed
 
@@ -60,14 +60,28 @@ bench: install
 	$(VENV)/bin/footnote bench retrieval --dataset xquad-zh-en
 	$(VENV)/bin/footnote bench retrieval --dataset xquad-ru-en
 
-# Re-resolve both locks from pyproject.toml after changing a dependency; pins already in the locks
+# The runtime install's size: a venv from requirements.lock alone in a temp folder (as the image
+# installs it), its total and largest packages, then the same after scripts/prune_install.py.
+size:
+	python3 scripts/install_size.py
+
+# Re-resolve the locks from pyproject.toml after changing a dependency; pins already in the locks
 # stay unless they must move (`make lock UPGRADE=--upgrade` takes every newest release). uv reads
 # the exclusions in pyproject's [tool.uv] and resolves against PyPI, or the index in
-# UV_DEFAULT_INDEX / UV_INDEX / UV_FIND_LINKS. The dev lock is constrained to the runtime pins.
+# UV_DEFAULT_INDEX / UV_INDEX / UV_FIND_LINKS. The dev lock (runtime + every provider extra + dev)
+# is constrained to the runtime pins; each provider's lock (runtime + that extra, what a user of
+# that LLM installs) and the LLM test lock are constrained to the dev pins, so all agree.
+PROVIDERS := openai azure anthropic
 UV_COMPILE = $(VENV)/bin/uv pip compile pyproject.toml --quiet --python $(PY) --generate-hashes \
 	--custom-compile-command "make lock" $(UPGRADE)
 lock: install
 	$(UV_COMPILE) --output-file requirements.lock
-	$(UV_COMPILE) --extra dev --constraint requirements.lock --output-file requirements-dev.lock
-	$(UV_COMPILE) --extra dev --extra llm --constraint requirements-dev.lock --output-file $(LLM_LOCK)
+	$(UV_COMPILE) --extra dev $(PROVIDERS:%=--extra %) --constraint requirements.lock \
+		--output-file requirements-dev.lock
+	set -e; for extra in $(PROVIDERS); do \
+		$(UV_COMPILE) --extra $$extra --constraint requirements-dev.lock \
+			--output-file requirements-$$extra.lock; \
+	done
+	$(UV_COMPILE) --extra dev $(PROVIDERS:%=--extra %) --extra llm --constraint requirements-dev.lock \
+		--output-file $(LLM_LOCK)
 	$(MAKE) --no-print-directory install

@@ -4,9 +4,10 @@ section it reads and never imports the bot's settings."""
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 
 from ingest.settings import BM25Settings
 
@@ -39,10 +40,33 @@ class CohereSettings(BaseModel):
     rerank_model: str = "rerank-v3.5"
 
 
+Provider = Literal["openai", "openai_like", "azure", "anthropic", "cohere"]
+
+# Each provider's client is an optional extra (pyproject.toml), so the default install, which
+# answers with the offline reasoner, carries no LLM SDK: provider -> (extra, a module it installs).
+PROVIDER_EXTRAS: dict[str, tuple[str, str]] = {
+    "openai": ("openai", "llama_index.llms.openai"),
+    "openai_like": ("openai", "llama_index.llms.openai_like"),
+    "cohere": ("openai", "llama_index.llms.openai_like"),  # Cohere's OpenAI-compatible API
+    "azure": ("azure", "llama_index.llms.azure_openai"),
+    "anthropic": ("anthropic", "llama_index.llms.anthropic"),
+}
+
+
+def missing_extra(provider: str) -> str | None:
+    """The extra to install for ``provider``, or None when its client is installed."""
+    extra, module = PROVIDER_EXTRAS[provider]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package (llama_index.llms) is missing too
+        found = False
+    return None if found else extra
+
+
 class LLMSettings(BaseModel):
     """An LLM for the answer loop. Without it the offline reasoner answers."""
 
-    provider: Literal["openai", "openai_like", "azure", "anthropic", "cohere"] = "openai_like"
+    provider: Provider = "openai_like"
     api_key: SecretStr | None = None
     base_url: str | None = None
     model: str = "gpt-4o"
@@ -63,6 +87,19 @@ class LLMSettings(BaseModel):
     max_retries: int = Field(1, ge=0)
     # After a step fails on the LLM (timeout or error), later steps skip it this long; 0 = never.
     pause_after_failure_s: float = Field(30.0, ge=0)
+
+    @field_validator("provider")
+    @classmethod
+    def _client_installed(cls, provider: str) -> str:
+        """Stop at start, not at the first question, when the provider's extra is missing."""
+        extra = missing_extra(provider)
+        if extra is not None:
+            raise ValueError(
+                f"its client is the optional {extra!r} extra, not installed: "
+                f"pip install --require-hashes --no-deps -r requirements-{extra}.lock "
+                f"(or pip install 'footnote[{extra}]')"
+            )
+        return provider
 
 
 class CRMSettings(BaseModel):

@@ -22,6 +22,7 @@ import pytest
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
+from agent.settings import PROVIDER_EXTRAS, missing_extra
 from bot import bad_settings
 from bot.cli import main as footnote_main
 from bot.settings import Settings
@@ -106,6 +107,34 @@ def test_a_bad_setting_is_one_line_naming_the_variable_and_what_it_accepts(
     lines = done.stderr.strip().splitlines()
     assert lines == [f"configuration error: {variable}={value!r} is not accepted; {accepted}"]
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "azure", "openai_like", "cohere"])
+def test_a_provider_whose_extra_is_not_installed_names_the_extra_to_install(tmp_path, provider):
+    """requirements.lock alone carries no LLM client: choosing a provider without its extra stops
+    at start with the one line that installs it, not with an ImportError at the first question."""
+    extra, module = PROVIDER_EXTRAS[provider]
+    assert missing_extra(provider) is None  # installed here (the dev lock has every extra)
+    # Python's own way to make a module absent: None in sys.modules, set before Footnote starts.
+    start = (
+        f"import sys; sys.modules[{module!r}] = None; "
+        "from bot.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", start, "search", "vacation"],
+        cwd=ROOT,
+        env=environment(tmp_path / "data", FOOTNOTE_LLM__PROVIDER=provider),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"configuration error: FOOTNOTE_LLM__PROVIDER={provider!r} is not accepted; its client "
+        f"is the optional {extra!r} extra, not installed: pip install --require-hashes --no-deps "
+        f"-r requirements-{extra}.lock (or pip install 'footnote[{extra}]')"
+    ]
+    assert (ROOT / f"requirements-{extra}.lock").is_file()  # the lock the line names exists
 
 
 def test_a_missing_setting_is_named_and_the_secret_beside_it_is_not_echoed(tmp_path):

@@ -98,10 +98,15 @@ def dockerfile() -> list[tuple[str, str]]:
     """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
     text = re.sub(r"\\\n", " ", (DEPLOY / "Dockerfile").read_text())
     out = []
+    defaults: dict[str, str] = {}  # an ARG's default stands in for its ${NAME} from there on
     for line in text.splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
             word, _, rest = line.partition(" ")
+            rest = re.sub(r"\$\{(\w+)\}", lambda m: defaults.get(m.group(1), m.group(0)), rest)
+            if word.upper() == "ARG" and "=" in rest:
+                name, _, value = rest.strip().partition("=")
+                defaults[name] = value
             out.append((word.upper(), rest.strip()))
     return out
 

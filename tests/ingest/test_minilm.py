@@ -106,7 +106,7 @@ def test_a_second_start_reads_the_graph_and_compiled_model_kept_in_the_cache(
     first = MiniLMEmbedder(threads=2, cache_dir=tmp_path)
     np.testing.assert_allclose(first.embed(TEXTS), reference, atol=3e-3)
     kept = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
-    assert [p.suffix for p in kept] == [".onnx", ".blob"], kept  # graph, compiled model
+    assert [p.suffix for p in kept] == [".bin", ".xml", ".blob"], kept  # graph (IR), compiled model
     second = MiniLMEmbedder(threads=2, cache_dir=tmp_path)
     np.testing.assert_allclose(second.embed(TEXTS), reference, atol=3e-3)
     # nothing written again: the compiled model was found under the same key

@@ -218,6 +218,50 @@ def _blocks(pages: list[list[Line]], body: float, levels: dict[float, int]) -> l
     return blocks
 
 
+_FIGURE = re.compile(r"\d")
+
+
+def _short_line(block: _Block) -> bool:
+    """One line, shorter than a wrapped line of body text, with no sentence end: a heading, a
+    column header, or a step of a schedule."""
+    text = block.text
+    return (
+        len(block.parts) == 1
+        and not block.row
+        and len(text) <= 80
+        and len(text.split()) <= 14
+        and not _ENDS_SENTENCE.search(text)
+        and not _BULLET.match(text)
+    )
+
+
+def _schedule_items(blocks: list[_Block]) -> None:
+    """Short lines with figures under a sentence that ends in ":" ("… according to the following
+    scale:" → "in months 13 to 24 50%") are the items of the list that sentence introduces, drawn
+    without bullets: they become items, so they are quoted as facts instead of being read as
+    headings over nothing. A short line without a figure right after the colon is the list's
+    column header: it stays a line of its own, and is no heading even when set in bold (a colon
+    introduces what follows; it never ends a section)."""
+    for n, block in enumerate(blocks):
+        if block.heading or block.row or not block.text.rstrip().endswith((":", "：")):
+            continue
+        following = blocks[n + 1 :]
+        if following and _short_line(following[0]) and not _FIGURE.search(following[0].text):
+            header, following = following[0], following[1:]  # "You leave   Share you repay"
+        else:
+            header = None
+        steps = 0
+        for step in following:
+            if step.heading or not _short_line(step):
+                break
+            if not steps and not _FIGURE.search(step.text):
+                break
+            step.parts = ["- " + step.text]
+            steps += 1
+        if steps and header is not None:
+            header.heading = 0
+
+
 def _sections(blocks: list[_Block], title: str) -> list[Section]:
     sections: list[Section] = []
     path: list[tuple[int, str]] = []
@@ -341,6 +385,7 @@ def parse_pdf(data: bytes, stem: str) -> tuple[str, list[Section]]:
     if marks:  # the author's own outline beats headings guessed from font sizes
         for block in blocks:
             block.heading = 0
+    _schedule_items(blocks)
     sections = _sections(blocks, title)
     if marks:
         for section in sections:

@@ -138,3 +138,49 @@ def test_the_handbook_pdfs_lose_their_running_headers(tmp_path):
         "Level: L4 · Title: Senior Engineer · Range (EUR): 78,000 – 96,000 EUR · "
         "Midpoint (EUR): 87,000" in rows
     )
+
+
+def schedule_export(path: Path) -> Path:
+    """A paragraph that ends in ":" and a schedule under it drawn as short lines with no bullets
+    (a column header, then one line per step), then a closing paragraph."""
+    c = canvas.Canvas(str(path), pagesize=A4)
+    y = HEIGHT - 80
+    c.setFont("Helvetica-Bold", 16)
+    c.drawString(63, y, "Leaving early")
+    y -= 30
+    c.setFont("Helvetica", 10)
+    for line in [
+        "The company pays for the training you choose in your first year, up to the budget",
+        "your manager approves. The budget covers courses, books and the fees of any exam",
+        "that leads to a certificate, and the travel the course needs. It is an investment in",
+        "you, and we ask for part of it back if you leave soon after the training ends.",
+        "If you resign within two years of your start date, you repay the training budget",
+        "according to the following scale:",
+    ]:
+        c.drawString(63, y, line)
+        y -= 13
+    y -= 8
+    c.setFont("Helvetica-Bold", 10)
+    c.drawString(63, y, "You leave          Share you repay")
+    y -= 24
+    c.setFont("Helvetica", 10)
+    for line in ["within the first 6 months    100%", "in months 7 to 24    40%", "later    nothing"]:
+        c.drawString(63, y, line)
+        y -= 24
+    y -= 8
+    c.drawString(63, y, "Nothing is repaid when the company ends the contract.")
+    c.showPage()
+    c.save()
+    return path
+
+
+def test_short_lines_with_figures_under_a_colon_are_the_items_of_its_list(tmp_path):
+    """Read as headings, the steps of a schedule were never quoted: they are list items of the
+    sentence that introduces them; the column header stays a line of its own."""
+    _, sections = parsed_text(schedule_export(tmp_path / "schedule.pdf"))
+    lines = [line for s in sections for line in s.text.splitlines()]
+    assert "- within the first 6 months 100%" in lines, lines
+    assert "- in months 7 to 24 40%" in lines, lines
+    assert "You leave Share you repay" in lines  # no figure: the columns' header
+    assert "- later nothing" in lines  # the schedule goes on
+    assert all(not s.path for s in sections)  # the header is no heading over the rest

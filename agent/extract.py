@@ -29,7 +29,18 @@ from agent.reasoning import Sentence
 from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
 from agent.units import Unit, units
-from agent.values import WORD_NUMBERS, dates, quantities, ranges, versions, years
+from agent.values import (
+    COUNT_WORDS,
+    ORDINALS,
+    Range,
+    dates,
+    numbers_said,
+    quantities,
+    ranges,
+    unit_named,
+    versions,
+    years,
+)
 from ingest.languages import CJK, fold_versions, tokenize
 
 MAX_UNITS = 3
@@ -79,7 +90,7 @@ def _foreign(terms: frozenset[str], lang: str) -> frozenset[str]:
 def _is_number_word(token: str, spoken: str) -> bool:
     """``token`` is the number part of a quantity as the question spells it ("5", "five")."""
     return bool(re.fullmatch(r"\d+(?:[.,]\d+)?k?", token)) or (
-        token in spoken.lower() and token in WORD_NUMBERS
+        token in spoken.lower() and (token in COUNT_WORDS or token in ORDINALS)
     )
 
 
@@ -90,29 +101,66 @@ def _meaning(sim: float | None) -> float:
     return min(max((sim - 0.2) / 0.55, 0.0), 1.0)
 
 
+def _ranges(unit: Unit, lang: str) -> list[Range]:
+    """The ranges a unit states; in a table row, a cell's bare figures are in the currency its
+    header names ("Order value (EUR, net): 10,001 - 50,000")."""
+    if not unit.cells:
+        return ranges(unit.text, lang)
+    out = []
+    for header, value in unit.cells.items():
+        named = unit_named(header)
+        out += [replace(r, unit=r.unit or named) for r in ranges(value, lang)]
+    return out
+
+
 def _value_fit(asks: Asks, unit: Unit, lang: str) -> float:
     """+ when the unit's range holds the value asked about, − when its range of the same unit
     does not (the neighbouring row), 0 when it says nothing of such values."""
     if asks.quantity is None:
         return 0.0
-    found = [r for r in ranges(unit.text, lang) if r.unit_matches(asks.quantity)]
+    found = [r for r in _ranges(unit, lang) if r.unit_matches(asks.quantity)]
     if not found:
         return 0.0
     return 0.35 if any(r.contains(asks.quantity) for r in found) else -0.35
 
 
+def _number_fit(asks: Asks, unit: Unit, lang: str) -> float:
+    """+ when a unit with no range of such values states the number asked about in the same unit,
+    however it is written: "after five years" meets "from the fifth full year", "two weeks"
+    meets "2 weeks"."""
+    asked = asks.quantity
+    if (
+        asked is None
+        or not asked.unit
+        or any(r.unit_matches(asked) for r in ranges(unit.text, lang))
+    ):
+        return 0.0
+    for q in numbers_said(unit.text, lang):
+        if (q.unit, q.value) == (asked.unit, asked.value) or (
+            q.days is not None and asked.days is not None and abs(q.days - asked.days) < 1e-6
+        ):
+            return 0.2
+    return 0.0
+
+
 def _cell_fit(question_tokens: frozenset[str], unit: Unit, lang: str) -> float:
-    """A table row whose first cell is what the question names ("Munich", "L4") fits."""
+    """A table row whose first cell is what the question names ("Munich", "L4") fits; so does
+    one whose other cell is, whole, a thing of several words the question names ("what can a
+    budget owner approve alone" is the row approved by "Budget owner", not by "Budget owner and
+    department head")."""
     if not unit.cells:
         return 0.0
-    header, first = next(iter(unit.cells.items()))
-    # "All other cities" under "City" names no city: only words beyond the header's own count;
-    # "China (Shanghai)" names Shanghai: each part of the cell is a name
-    own = _tokens(header, lang)
-    for part in [first, *re.split(r"[()/,;]", first)]:
-        cell = _tokens(part, lang) - own
-        if cell and cell <= question_tokens:
-            return 0.2
+    for k, (header, value) in enumerate(unit.cells.items()):
+        # "All other cities" under "City" names no city: only words beyond the header's own
+        # count; "China (Shanghai)" names Shanghai: each part of the first cell is a name
+        own = _tokens(header, lang)
+        if k == 0:
+            for part in [value, *re.split(r"[()/,;]", value)]:
+                cell = _tokens(part, lang) - own
+                if cell and cell <= question_tokens:
+                    return 0.2
+        elif len(cell := _tokens(value, lang) - own) >= 2 and cell <= question_tokens:
+            return 0.15
     return 0.0
 
 
@@ -172,7 +220,8 @@ def score_units(
             base -= 0.25  # a "how many" that names no number does not answer it
         # the value asked about decides between rows that are otherwise about the question
         cell = _cell_fit(q_tokens, unit, p.lang)
-        base += (_value_fit(asks, unit, p.lang) + cell) * min(1.0, 2 * base)
+        fit = _value_fit(asks, unit, p.lang) + _number_fit(asks, unit, p.lang)
+        base += (fit + cell) * min(1.0, 2 * base)
         base += 0.08 * p.scores.grade
         base -= 0.3 * min(len(missing), 2) + 0.15 * min(len(unnamed), 2)  # another ticket, office…
         if about:

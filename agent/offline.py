@@ -41,7 +41,7 @@ from agent.reasoning import (
 from agent.scope import applies, unit_audience
 from agent.terms import TermStats, coverage, is_question_word
 from agent.turns import Message
-from agent.values import spans
+from agent.values import quantities, spans
 from ingest.audience import scope_statement
 from ingest.embed import Embedder
 from ingest.languages import detect_lang, tokenize
@@ -63,6 +63,8 @@ _SPLIT = re.compile(
     r"\s*(?:;|\band also\b|\band tell me\b|(?:,\s*)?\band (?=(?:whether|which|what|how|when|who|"
     r"where|whom|is|are|do|does|can|did|will|should|in which|in what|for which|by when|by what|"
     r"at what)\b)|,\s*and (?=(?:the|its|their|a|an)\b)|"
+    # "…, and up to what amount is a claim paid?": a preposition before the question word
+    r",\s*and (?=(?:up to|down to|from|for|at|in|by|under|over|after|before)\s+(?:what|which|how)\b)|"
     r"\band (?=the (?:daily|monthly|yearly|annual|weekly)\b))\s*",
     re.I,
 )
@@ -119,6 +121,13 @@ def _names(text: str) -> list[str]:
     for sentence in sentences(text):
         found += _NAME.findall(sentence)
     return list(dict.fromkeys(found))
+
+
+def _amount(text: str) -> str:
+    """The amount of money a question is about ("12,000 EUR"), as written; '' when it names
+    none. (A trip's length is context, not the value every part is about.)"""
+    found = [q for q in quantities(text) if q.money]
+    return text[found[0].start : found[0].end].strip() if found else ""
 
 
 def _parts(question: str) -> list[str]:
@@ -278,6 +287,7 @@ class OfflineReasoner:
         if len(parts) <= 1:
             return [question]
         names = _names(f"{context} {parts[0]}") if context else _names(parts[0])
+        amount = _amount(f"{context} {parts[0]}")
         out = []
         for k, q in enumerate(parts):
             if len(tokenize(q)) < 3 or _ANAPHORA.search(q):
@@ -285,8 +295,13 @@ class OfflineReasoner:
                 lead = context or (parts[0] if k else "")
                 out.append(f"{lead} — {q}?" if lead else f"{q}?")
                 continue
-            lacking = [n for n in names if n.lower() not in q.lower()]
-            out.append(f"{q} ({', '.join(lacking)})?" if lacking and not _names(q) else f"{q}?")
+            lacking = [n for n in names if n.lower() not in f"{q} {amount}".lower()]
+            lacking = lacking if not _names(q) else []
+            # "a video for 12,000 EUR … who approves, and how many quotes?": each part is about
+            # that amount, so each chooses the row whose range holds it
+            if amount and not any(x.money for x in quantities(q)):
+                lacking.append(amount)
+            out.append(f"{q} ({', '.join(lacking)})?" if lacking else f"{q}?")
         return out
 
     async def grade(self, question: str, passages: Sequence[Passage]) -> list[Grade]:

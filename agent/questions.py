@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from agent.values import OVER, UNDER, Quantity, quantities
+from agent.values import OVER, UNDER, Quantity, dates, durations, names_a_month, quantities
 from ingest.languages import detect_lang, tokenize
 
 Kind = Literal["number", "date", "duration", "who", "where", "how", "yesno", "any"]
@@ -24,7 +24,9 @@ _NUMBER_Q = re.compile(
 )
 _DURATION_Q = re.compile(
     r"\bhow (?:long|soon|quickly|fast)\b|\bwithin how\b|\bhow many (?:days|weeks|months|hours)\b|"
-    r"як довго|протягом якого|сколько времени|多长时间|多久|どのくらい|wie lange",
+    r"\bhow much (?:time|notice|lead time)\b|\bwie viel (?:Zeit|Vorlauf)\b|"
+    r"як довго|протягом якого|скільки (?:є )?часу|сколько (?:у меня )?времени|多长时间|多少时间|"
+    r"多久|どのくらい|どれくらい|何日前|wie lange",
     re.I,
 )
 # "when" asks at the start or before a verb ("tell me when is payday"); "when I travel" is a clause
@@ -222,8 +224,9 @@ def asked_thing(question: str) -> str:
 
 
 _TIME = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)
+# a month's name counts only where it names a month (``names_a_month``): "you may" is no date
 _DATE_WORD = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+    r"\b\d{4}-\d{2}-\d{2}\b|"
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:q[1-4])\b|\d+\s*(?:月|日|号)|"
     r"\b\d{1,2}(?:st|nd|rd|th)\b|\bend of\b|\bbefore\b|\bafter\b|"
     r"\b(?:working|business|calendar) day\b|\b(?:each|every) (?:month|week|year)\b|"
@@ -235,10 +238,23 @@ _DATE_WORD = re.compile(
 def matches_kind(kind: Kind, text: str) -> bool:
     """Does ``text`` hold the kind of answer asked for (a number for "how many", a date or a
     time for "when")? Kinds that words cannot check (who, how, yes/no) always match."""
-    if kind in ("number", "duration"):
+    if kind == "number":
         return bool(re.search(r"\d", text) or _NUMBER_WORD.search(text))
+    if kind == "duration":  # a span of time: "30 days", "一个工作日"; not "15 楼" nor "one of"
+        return bool(
+            durations(text)
+            or _TIME_SPAN.search(text)
+            or _SOON.search(text)
+            or dates(text, 2000)
+            or names_a_month(text)
+        )
     if kind == "date":  # "when should Tier 1 hand over?" — "within 4 hours" answers it too
-        return bool(_TIME.search(text) or _DATE_WORD.search(text) or _WITHIN.search(text))
+        return bool(
+            _TIME.search(text)
+            or _DATE_WORD.search(text)
+            or names_a_month(text)
+            or _WITHIN.search(text)
+        )
     if kind == "who":
         return bool(_SOMEONE.search(text) or _PERSON_NAME.search(text))
     return True
@@ -252,6 +268,13 @@ _NUMBER_WORD = re.compile(
     r"(?<!\w)(?:од(?:ин|на|но|ного|ної|ну)|дв(?:а|і|е|ох|ух)|три|чотири|четыре|п'ять|пять|шість|"
     r"шесть|сім|семь|вісім|восемь|дев'ять|девять|десять)(?!\w)|"
     r"\b(?:ein|eine|einen|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|zwölf)\b",
+    re.I,
+)
+# "9:00–18:00" lasts a while; "the same day", "immediately" say how soon without a number
+_TIME_SPAN = re.compile(r"\b\d{1,2}[:.]\d{2}\s*(?:–|—|-|to|bis|до|至)\s*\d{1,2}[:.]\d{2}\b")
+_SOON = re.compile(
+    r"\b(?:the same|the next|the following) (?:working |business |calendar )?day\b|"
+    r"\bimmediately\b|\bsofort\b|(?<!\w)(?:одразу|негайно|сразу|немедленно)(?!\w)|当天|立即|即日",
     re.I,
 )
 _WITHIN = re.compile(

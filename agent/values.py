@@ -164,9 +164,76 @@ WORD_NUMBERS = {
     "ninety": 90,
     "hundred": 100,
 }
+# counts in words in the other languages Footnote answers (German, Ukrainian, Russian), in the
+# forms a count takes before a unit ("zwei Wochen", "два тижні", "пять дней")
+_OTHER_WORD_NUMBERS = {
+    1: "ein eine einen einem einer один одна одно одну одного одної одні",
+    2: "zwei два дві две двох двух",
+    3: "drei три трьох трёх",
+    4: "vier чотири четыре",
+    5: "fünf п'ять п’ять пять",
+    6: "sechs шість шесть",
+    7: "sieben сім семь",
+    8: "acht вісім восемь",
+    9: "neun дев'ять дев’ять девять",
+    10: "zehn десять",
+    12: "zwölf дванадцять двенадцать",
+    14: "vierzehn чотирнадцять четырнадцать",
+    30: "dreißig тридцять тридцать",
+}
+COUNT_WORDS = dict(WORD_NUMBERS) | {
+    w: n for n, words in _OTHER_WORD_NUMBERS.items() for w in words.split()
+}
+# "the fifth full year" says 5 as "five years" does: ordinals are matched as the number they order
+ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+    "fifteenth": 15,
+    "twentieth": 20,
+    "thirtieth": 30,
+}
+_COUNT_WORD = "|".join(sorted((re.escape(w) for w in COUNT_WORDS), key=len, reverse=True))
+# a count in words right before its unit ("two weeks"): "two hotel nights" is left to
+# ``numbers_said``, so that a value to order by stays a value the text states as one
 _WORD_QUANTITY = re.compile(
-    rf"\b(?P<num>{'|'.join(WORD_NUMBERS)})[\s-](?P<unit>{_UNIT})(?![^\W\d_])", re.I
+    rf"(?<![^\W\d_])(?P<num>{_COUNT_WORD})[\s-](?P<unit>{_UNIT})(?![^\W\d_])", re.I
 )
+
+
+_ORDINAL = "|".join(sorted(ORDINALS, key=len, reverse=True))
+_SAID = re.compile(
+    rf"(?<![^\W\d_])(?P<num>{_COUNT_WORD}|{_ORDINAL}|\d{{1,3}}(?:st|nd|rd|th))(?![^\W\d_])"
+    rf"(?:[\s-]{_BETWEEN_WORD}(?P<unit>{_UNIT})(?![^\W\d_]))?",
+    re.I,
+)
+
+
+def numbers_said(text: str, lang: str = "en", *, ordinals: bool = True) -> list[Quantity]:
+    """Every number a text states with its unit, however written: "5 years", "five years", "the
+    5th year" and "the fifth full year" all say 5 years, so a question and a rule that write the
+    number differently still meet."""
+    out = quantities(text, lang)
+    taken = {q.start for q in out}
+    for m in _SAID.finditer(text):
+        if m.start() in taken:
+            continue
+        word = m.group("num").lower()
+        if not ordinals and word not in COUNT_WORDS:
+            continue  # "the first day" is a day, not a span of one day
+        value = COUNT_WORDS.get(word) or ORDINALS.get(word) or int(re.sub(r"\D", "", word) or 0)
+        unit = _UNIT_OF.get((m.group("unit") or "").lower(), "")
+        out.append(Quantity(float(value), unit, m.start(), m.end()))
+    return sorted(out, key=lambda q: q.start)
 
 
 def parse_number(text: str, lang: str = "en") -> float | None:
@@ -215,6 +282,10 @@ class Quantity:
         factor = _DURATION_DAYS.get(self.unit)
         return self.value * factor if factor is not None else None
 
+    @property
+    def money(self) -> bool:
+        return self.unit in _CURRENCIES
+
     def comparable(self, other: Quantity) -> bool:
         if self.unit == other.unit:
             return True
@@ -250,12 +321,76 @@ def quantities(text: str, lang: str = "en") -> list[Quantity]:
     for m in _WORD_QUANTITY.finditer(text):
         out.append(
             Quantity(
-                float(WORD_NUMBERS[m.group("num").lower()]),
+                float(COUNT_WORDS[m.group("num").lower()]),
                 _UNIT_OF[m.group("unit").lower()],
                 m.start(),
                 m.end(),
             )
         )
+    return sorted(out, key=lambda q: q.start)
+
+
+_HAN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6}
+_HAN_DIGITS |= {"七": 7, "八": 8, "九": 9}
+
+
+def han_number(text: str) -> int | None:
+    """ "三" → 3, "十五" → 15, "二十" → 20, "三十五" → 35 (the counts a rule writes in Han
+    numerals); None for anything else."""
+    if not text or any(c not in _HAN_DIGITS and c != "十" for c in text):
+        return None
+    if "十" not in text:
+        return _HAN_DIGITS[text] if len(text) == 1 else None
+    tens, _, ones = text.partition("十")
+    if len(tens) > 1 or len(ones) > 1:
+        return None
+    return (_HAN_DIGITS[tens] if tens else 1) * 10 + (_HAN_DIGITS[ones] if ones else 0)
+
+
+# "一个工作日", "3 个工作日", "两周", "30天", "2 週間": a count, its classifier, what kind of day,
+# and the unit of time; not "5月1日" (a date) nor "2026 年" (a year)
+_CJK_DURATION = re.compile(
+    r"(?<![\d月年])(?P<num>\d{1,3}|[零一二两兩三四五六七八九十]{1,3})\s*(?:个|個|ヶ|か|カ)?"
+    r"(?:工作|自然|日历|営業|整)?"
+    r"(?P<unit>小时|小時|時間|分钟|分鐘|天|日間|日(?!\d)|星期|周|週間|週|个月|ヶ月|か月|カ月|月(?!\s*\d)|年(?!\s*\d))"
+)
+_CJK_UNIT = {"小时": "hour", "小時": "hour", "時間": "hour", "分钟": "minute", "分鐘": "minute"}
+_CJK_UNIT |= {"天": "day", "日間": "day", "日": "day", "星期": "week", "周": "week", "週間": "week"}
+_CJK_UNIT |= {"週": "week", "个月": "month", "ヶ月": "month", "か月": "month", "カ月": "month"}
+_CJK_UNIT |= {"月": "month", "年": "year"}
+# "within a week", "for an hour": a duration of one that names no number
+_ONE_UNIT = re.compile(
+    r"\b(?:within|in|for|after|about|over|under|once|up to|at least)\s+(?:a|an)\s+"
+    r"(?:(?:full|whole|calendar|working|business)\s+)?(?P<unit>minute|hour|day|week|month|year)\b",
+    re.I,
+)
+
+
+# German writes the kind of day into one word with the unit: "zwei Arbeitstage", "10 Werktagen"
+_COMPOUND_UNIT = {"tag": "day", "tage": "day", "tagen": "day", "woche": "week", "wochen": "week"}
+_COMPOUND_UNIT |= {"monat": "month", "monate": "month", "monaten": "month", "stunden": "hour"}
+_COMPOUND_DURATION = re.compile(
+    rf"(?<![^\W\d_])(?P<num>\d{{1,3}}|{_COUNT_WORD})\s+[A-ZÄÖÜ][a-zäöüß]+?"
+    rf"(?P<unit>{'|'.join(sorted(_COMPOUND_UNIT, key=len, reverse=True))})\b",
+    re.I,
+)
+
+
+def durations(text: str, lang: str = "en") -> list[Quantity]:
+    """The spans of time a text states, with their unit: "30 days", "two weeks", "一个工作日",
+    "within a week". A number without a unit of time ("15 楼", "one of them") is none."""
+    out = [q for q in numbers_said(text, lang, ordinals=False) if q.days is not None]
+    for m in _CJK_DURATION.finditer(text):
+        raw = m.group("num")
+        value = float(raw) if raw.isdigit() else han_number(raw)
+        if value is not None:
+            out.append(Quantity(float(value), _CJK_UNIT[m.group("unit")], m.start(), m.end()))
+    for m in _COMPOUND_DURATION.finditer(text):
+        raw = m.group("num")
+        count = float(raw) if raw.isdigit() else float(COUNT_WORDS[raw.lower()])
+        out.append(Quantity(count, _COMPOUND_UNIT[m.group("unit").lower()], m.start(), m.end()))
+    for m in _ONE_UNIT.finditer(text):
+        out.append(Quantity(1.0, m.group("unit").lower(), m.start("unit") - 2, m.end()))
     return sorted(out, key=lambda q: q.start)
 
 
@@ -299,6 +434,8 @@ UNDER = r"(?:under|below|less than|shorter than|fewer than|unter|weniger als|м�
 _OR_MORE = (
     r"(?:or more|or longer|or above|and more|and above|and over|\+|oder mehr|і більше|и более|以上)"
 )
+# "after 24 months": past a span of time (for spans of time only: "after 5 EUR" means nothing)
+_AFTER = r"(?:after|nach|після|после)"
 _Q = rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<unit>{_UNIT})(?![^\W\d_]))?"
 
 
@@ -317,15 +454,44 @@ _BETWEEN = re.compile(
     rf"\s*(?:–|—|-|to|bis|до|至|~)\s*{_Q}",
     re.I,
 )
-_RANGE_WORD = re.compile(rf"(?P<word>{_UPTO}|{OVER}|{UNDER})\s+(?:the\s+)?{_Q}", re.I)
+_RANGE_WORD = re.compile(
+    rf"(?P<word>{_UPTO}|{OVER}|{UNDER}|{_AFTER})\s+(?:the\s+)?(?:(?:first|next)\s+)?{_Q}", re.I
+)
 _RANGE_AFTER = re.compile(rf"{_Q}\s+{_OR_MORE}", re.I)
+# "in months 13 to 24": a schedule names its unit before the numbers
+_UNIT_FIRST = re.compile(
+    rf"(?<![^\W\d_])(?P<unit>{_UNIT})\s+(?P<num1>{_NUMBER})\s*(?:–|—|-|to|bis|до|至)\s*"
+    rf"(?P<num>{_NUMBER})(?![\d.,]*\d)",
+    re.I,
+)
+_MONEY_WORD = re.compile(
+    rf"(?<![^\W\d_])(?:{'|'.join(re.escape(w) for u in (*_CURRENCIES, '%') for w in _UNIT_WORDS[u])})"
+    r"(?![^\W\d_])",
+    re.I,
+)
+
+
+def unit_named(text: str) -> str:
+    """The currency or percentage a table's header names ("Order value (EUR, net)"), which its
+    cells' bare figures are in; '' when it names none."""
+    m = _MONEY_WORD.search(text)
+    return _UNIT_OF[m.group(0).lower()] if m else ""
 
 
 def ranges(text: str, lang: str = "en") -> list[Range]:
     """The ranges a text states ("up to 1,000 EUR", "1,001–10,000 EUR", "6 hours or more")."""
     out: list[Range] = []
     taken: list[tuple[int, int]] = []
+    for m in _UNIT_FIRST.finditer(text):
+        if len(m.group("unit")) < 4:
+            continue  # "min 78,000 – 96,000" is a minimum, not minutes
+        low, high = parse_number(m.group("num1"), lang), parse_number(m.group("num"), lang)
+        if low is not None and high is not None and low <= high:
+            out.append(Range(low, high, _UNIT_OF[m.group("unit").lower()]))
+            taken.append(m.span())
     for m in _BETWEEN.finditer(text):
+        if any(s <= m.start() < e for s, e in taken):
+            continue
         a, b = _q(m, lang, "1"), _q(m, lang)
         if a is None or b is None or b[0] < a[0]:
             continue
@@ -340,6 +506,11 @@ def ranges(text: str, lang: str = "en") -> list[Range]:
             continue
         value, unit = got
         word = m.group("word").lower()
+        if re.fullmatch(_AFTER, word, re.I):
+            if unit in _DURATION_DAYS:
+                out.append(Range(value, math.inf, unit, low_open=True))
+                taken.append(m.span())
+            continue
         if re.fullmatch(_UPTO, word, re.I):
             out.append(Range(-math.inf, value, unit))
         elif re.fullmatch(OVER, word, re.I):
@@ -389,6 +560,40 @@ _NUMERIC = re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b")
 _CJK_DATE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*日")
 
 
+# "you may carry over", "March on": a month's name written in Latin letters is also a word, so it
+# names a month only with a day or a year beside it, or after a word that places things in time
+_TIME_WORD = (
+    r"(?:in|by|until|till|before|after|from|since|of|through|during|each|every|next|last|this|"
+    r"early|mid|late|end of|im|bis|ab|seit|vor|nach|ende|zum)"
+)
+_LATIN_MONTH = "|".join(sorted((m for m in _MONTHS if m.isascii()), key=len, reverse=True))
+_MONTH_IN_CONTEXT = re.compile(
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:{_LATIN_MONTH})\b|"
+    rf"\b(?:{_LATIN_MONTH})\.?\s+\d{{1,4}}(?:st|nd|rd|th)?\b|"
+    rf"\b{_TIME_WORD}\s+(?:(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+)?(?:{_LATIN_MONTH})\b",
+    re.I,
+)
+_OTHER_MONTH = "|".join(sorted((m for m in _MONTHS if not m.isascii()), key=len, reverse=True))
+_OTHER_MONTH_WORD = re.compile(rf"(?<!\w)(?:{_OTHER_MONTH})(?!\w)", re.I)
+
+
+def names_a_month(text: str) -> bool:
+    """Does the text name a month ("31 March", "by May", "May 2026", "до 15 лютого"), not the
+    word a month's name also is ("you may", "to march")?"""
+    for m in _MONTH_IN_CONTEXT.finditer(text):
+        name = re.search(rf"(?:{_LATIN_MONTH})", m.group(0), re.I)
+        after = text[m.end() : m.end() + 3]
+        if name and not (name.start() and _a_word_not_a_month(name.group(0), after)):
+            return True
+    return bool(_OTHER_MONTH_WORD.search(text))
+
+
+def _a_word_not_a_month(name: str, after: str) -> bool:
+    """ "10 may be carried over": a month's name in Latin letters, in lower case, with no year and
+    a word after it, is the word ("may"), not the month."""
+    return name.isascii() and name.islower() and bool(re.match(r"\s+[a-z]", after))
+
+
 def dates(text: str, year: int | None = None) -> list[date]:
     """Every date a text states, in order; a date without a year takes ``year`` (or is skipped)."""
     found: list[tuple[int, date]] = []
@@ -408,6 +613,8 @@ def dates(text: str, year: int | None = None) -> list[date]:
         add(m.start(), int(m.group(3)), int(m.group(2)), int(m.group(1)))
         spans.append(m.span())
     for m in _DAY_MONTH.finditer(text):
+        if not m.group(3) and _a_word_not_a_month(m.group(2), text[m.end() : m.end() + 3]):
+            continue
         add(
             m.start(),
             int(m.group(3)) if m.group(3) else None,

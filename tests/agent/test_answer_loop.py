@@ -283,3 +283,13 @@ def test_the_subject_of_a_labelled_rule_said_in_other_words_answers(assistant):
     its own word and is the answer."""
     a = ask(assistant, "erin", "May I book first class for a three-hour train ride?")
     assert a.status == "answered" and "2nd class" in a.text, a.text
+
+
+def test_a_row_whose_cell_is_the_role_named_is_chosen_over_a_row_that_adds_another(assistant):
+    """ "a budget owner on their own" is the row approved by "Budget owner", not the one approved
+    by "Budget owner and department head", which shares every word of it and more."""
+    a = ask(
+        assistant, "carol", "What is the largest order a budget owner can approve on their own?"
+    )
+    assert a.status == "answered"
+    assert "Approved by: Budget owner ·" in a.text.split("\n")[0], a.text

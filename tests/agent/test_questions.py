@@ -13,6 +13,9 @@ from agent.questions import asked_thing, asks, matches_kind
     [
         ("How many vacation days can I carry over?", "number"),
         ("How long do I have to submit expenses?", "duration"),
+        ("After I land, how much time do I have to register?", "duration"),  # not "how much"
+        ("Wie viel Zeit habe ich für die Anmeldung?", "duration"),
+        ("How long does the approval take?", "duration"),
         ("When is the carry-over deadline?", "date"),
         ("Who approves a purchase over 60,000 EUR?", "who"),
         ("Can I take first class on a train?", "yesno"),
@@ -122,3 +125,35 @@ def test_the_thing_asked_for_is_the_head_of_the_opening_noun_phrase(question, th
 
 def test_a_version_question_names_no_thing_the_answer_must_repeat():
     assert asks("What is the newest version?").thing == ""  # "2.3.3" answers it
+
+
+@pytest.mark.parametrize(
+    "text, ok",
+    [
+        ("You must register within 30 days of arrival.", True),
+        ("Register within two weeks of arrival.", True),
+        ("Register within a week of arrival.", True),
+        ("接待员工至少提前一个工作日登记访客。", True),
+        ("至少提前 3 个工作日提交申请。", True),
+        ("Passes are collected at the reception on floor 15.", False),  # a number, no time
+        ("One of the managers signs the form.", False),  # "one" is no span of time
+        ("访客到 15 楼前台接待。", False),  # a floor, not a duration
+    ],
+)
+def test_a_duration_is_a_number_with_a_unit_of_time(text, ok):
+    assert matches_kind("duration", text) is ok
+
+
+@pytest.mark.parametrize(
+    "text, ok",
+    [
+        ("You may carry over up to 10 unused days.", False),  # the verb, not the month
+        ("Requests may be declined for a business reason.", False),
+        ("Carried-over days must be used by 31 May.", True),
+        ("The new plan starts in May.", True),
+        ("Reviews take place each March.", True),
+        ("The office reopens May 4.", True),
+    ],
+)
+def test_a_month_is_a_date_only_where_it_names_a_month(text, ok):
+    assert matches_kind("date", text) is ok

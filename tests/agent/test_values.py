@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.questions import asks, required_terms
-from agent.values import quantities, ranges, spans
+from agent.values import dates, durations, numbers_said, quantities, ranges, spans
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,103 @@ def test_the_part_of_a_period_a_text_speaks_of():
     assert spans("What applies once the probation is over?") == [("after", "probation")]
     assert spans("Book the hotel before the trip.") == [("before", "trip")]
     assert spans("The notice period is one month.") == []
+
+
+@pytest.mark.parametrize(
+    "text, days",
+    [
+        ("two weeks", 14),
+        ("2 weeks", 14),
+        ("zwei Wochen", 14),
+        ("два тижні", 14),
+        ("一个工作日", 1),
+        ("三个月", 91.32),
+        ("within a week", 7),
+    ],
+)
+def test_a_span_of_time_is_read_however_its_number_is_written(text, days):
+    (d,) = durations(text)
+    assert d.days == pytest.approx(days)
+
+
+def test_dates_and_floors_are_no_spans_of_time():
+    assert durations("5月1日至5月5日") == [] and durations("15 楼前台") == []
+    assert durations("2026 年法定节假日") == []
+
+
+def test_an_ordinal_and_a_number_in_words_say_the_same_number_as_the_figure():
+    def said(text: str) -> set[tuple[float, str]]:
+        return {(q.value, q.unit) for q in numbers_said(text)}
+
+    assert (5, "year") in said("from 1 January after your fifth full year")
+    assert (5, "year") in said("after five years with the company")
+    assert (5, "year") in said("from the 5th year")
+    assert (2, "week") in said("two weeks") and (2, "week") in said("2 weeks")
+    assert (5, "year") not in said("based on a five-day week")
+
+
+def test_may_the_verb_is_no_date():
+    assert dates("Up to 10 may be carried over.", 2026) == []
+    assert dates("Paid on 10 May.", 2026)[0].month == 5
+
+
+def test_every_part_of_a_compound_question_keeps_the_amount_it_is_about():
+    """The amount is said once, before the questions; each part is a rule for that amount and
+    must choose the row whose range holds it, not only the first part."""
+    import asyncio
+
+    from agent.offline import OfflineReasoner
+
+    reasoner = OfflineReasoner(stats=lambda: None)  # type: ignore[arg-type,return-value]
+    parts = asyncio.run(
+        reasoner.plan(
+            "We want a consultant to run a workshop for roughly 8,500 EUR. Who signs the "
+            "order, and how many offers must I gather?"
+        )
+    )
+    assert len(parts) == 2, parts
+    for part in parts:
+        q = asks(part).quantity
+        assert q is not None and (q.value, q.unit) == (8_500, "eur"), part
+    # a part with an amount of its own keeps it
+    own = asyncio.run(
+        reasoner.plan("Who approves a 700 EUR claim, and who approves a 3,000 EUR one?")
+    )
+    assert [asks(p).quantity.value for p in own] == [700, 3_000], own  # type: ignore[union-attr]
+
+
+def test_a_second_question_may_open_with_a_preposition_before_its_question_word():
+    import asyncio
+
+    from agent.offline import OfflineReasoner
+
+    reasoner = OfflineReasoner(stats=lambda: None)  # type: ignore[arg-type,return-value]
+    parts = asyncio.run(
+        reasoner.plan("Who signs a hotel booking, and up to what amount is a night covered?")
+    )
+    assert parts == ["Who signs a hotel booking?", "up to what amount is a night covered?"]
+
+
+@pytest.mark.parametrize(
+    "text, inside, outside",
+    [
+        ("in months 13 to 24 50%", 18, 25),  # the unit before the numbers
+        ("within the first 12 months 100%", 11, 13),
+        ("after 24 months nothing", 30, 20),  # past a span of time
+    ],
+)
+def test_a_schedule_of_months_is_a_range_of_months(text, inside, outside):
+    (r,) = ranges(text)
+    (q_in,), (q_out,) = quantities(f"{inside} months"), quantities(f"{outside} months")
+    assert r.contains(q_in) and not r.contains(q_out)
+
+
+def test_a_table_header_names_the_currency_of_its_bare_figures():
+    from agent.extract import _ranges
+    from agent.units import Unit
+
+    row = "Order value (EUR, net): 10,001 - 50,000 · Approved by: Finance"
+    unit = Unit(row, 0, 0, "row", cells={"Order value (EUR, net)": "10,001 - 50,000"})
+    (r,) = _ranges(unit, "en")
+    assert r.contains(quantities("12,000 EUR")[0])
+    assert not r.contains(quantities("60,000 EUR")[0])

@@ -164,7 +164,11 @@ def schedule_export(path: Path) -> Path:
     c.drawString(63, y, "You leave          Share you repay")
     y -= 24
     c.setFont("Helvetica", 10)
-    for line in ["within the first 6 months    100%", "in months 7 to 24    40%", "later    nothing"]:
+    for line in [
+        "within the first 6 months    100%",
+        "in months 7 to 24    40%",
+        "later    nothing",
+    ]:
         c.drawString(63, y, line)
         y -= 24
     y -= 8

@@ -124,6 +124,20 @@ def _value_fit(asks: Asks, unit: Unit, lang: str) -> float:
     return 0.35 if any(r.contains(asks.quantity) for r in found) else -0.35
 
 
+def _bound_fit(asks: Asks, unit: Unit, lang: str) -> float:
+    """+ for a rule that stops at a value ("up to 500 EUR") when the question asks where one
+    stops ("up to what amount …?"), − for one that starts there; the other way round for "from
+    what amount …?"."""
+    if asks.bound is None:
+        return 0.0
+    found = _ranges(unit, lang)
+    stops = any(math.isinf(r.low) and not math.isinf(r.high) for r in found)
+    starts = any(math.isinf(r.high) and not math.isinf(r.low) for r in found)
+    if stops == starts:
+        return 0.0
+    return 0.12 if stops == (asks.bound == "upper") else -0.12
+
+
 def _number_fit(asks: Asks, unit: Unit, lang: str) -> float:
     """+ when a unit with no range of such values states the number asked about in the same unit,
     however it is written: "after five years" meets "from the fifth full year", "two weeks"
@@ -143,11 +157,20 @@ def _number_fit(asks: Asks, unit: Unit, lang: str) -> float:
     return 0.0
 
 
-def _cell_fit(question_tokens: frozenset[str], unit: Unit, lang: str) -> float:
+_SEVERAL = re.compile(r"\b(?:and|und|et|y)\b|(?<!\w)(?:і|та|и)(?!\w)|[,&+和及、]", re.I)
+
+
+def _cell_fit(
+    question_tokens: frozenset[str],
+    unit: Unit,
+    lang: str,
+    column: dict[str, list[frozenset[str]]] | None = None,
+) -> float:
     """A table row whose first cell is what the question names ("Munich", "L4") fits; so does
-    one whose other cell is, whole, a thing of several words the question names ("what can a
-    budget owner approve alone" is the row approved by "Budget owner", not by "Budget owner and
-    department head")."""
+    one whose other cell is, whole, what the question names where another row of the table
+    names it together with others ("a budget owner … alone" is the row approved by "Budget
+    owner", not the one approved by "Budget owner and department head"). ``column``: each
+    header's cells that list several."""
     if not unit.cells:
         return 0.0
     for k, (header, value) in enumerate(unit.cells.items()):
@@ -159,7 +182,13 @@ def _cell_fit(question_tokens: frozenset[str], unit: Unit, lang: str) -> float:
                 cell = _tokens(part, lang) - own
                 if cell and cell <= question_tokens:
                     return 0.2
-        elif len(cell := _tokens(value, lang) - own) >= 2 and cell <= question_tokens:
+            continue
+        cell = _tokens(value, lang) - own
+        if (
+            len(cell) >= 2
+            and cell <= question_tokens
+            and any(other > cell for other in (column or {}).get(header, []))
+        ):
             return 0.15
     return 0.0
 
@@ -193,6 +222,11 @@ def score_units(
     identifiers, names = required_terms(question, asks.lang)
     scored: list[Scored] = []
     all_units = units(passages, sentence_model="use")
+    column: dict[str, list[frozenset[str]]] = {}
+    for u in all_units:
+        for header, value in u.cells.items():
+            if _SEVERAL.search(value):  # "Budget owner and department head": a list of several
+                column.setdefault(header, []).append(_tokens(value, passages[u.passage].lang))
     for unit in all_units:
         p = passages[unit.passage]
         if not unit.quotable or p.tool:
@@ -219,8 +253,12 @@ def score_units(
         if not kind_ok:
             base -= 0.25  # a "how many" that names no number does not answer it
         # the value asked about decides between rows that are otherwise about the question
-        cell = _cell_fit(q_tokens, unit, p.lang)
-        fit = _value_fit(asks, unit, p.lang) + _number_fit(asks, unit, p.lang)
+        cell = _cell_fit(q_tokens, unit, p.lang, column)
+        fit = (
+            _value_fit(asks, unit, p.lang)
+            + _number_fit(asks, unit, p.lang)
+            + _bound_fit(asks, unit, p.lang)
+        )
         base += (fit + cell) * min(1.0, 2 * base)
         base += 0.08 * p.scores.grade
         base -= 0.3 * min(len(missing), 2) + 0.15 * min(len(unnamed), 2)  # another ticket, office…
@@ -328,6 +366,25 @@ def _extreme(asks: Asks, ranked: list[Scored], passages: Sequence[Passage]) -> S
     return pick(valued, key=lambda pair: (pair[0], pair[1].score))[1]
 
 
+def _list_under(first: Scored, by_place: dict[tuple[int, int], Scored]) -> list[Scored]:
+    """The items or rows of the list a sentence ending in ":" introduces (a column header
+    between them, which is no unit of an answer, is passed over)."""
+    if not first.unit.text.rstrip().endswith((":", "：")):
+        return []
+    out: list[Scored] = []
+    order = first.unit.order + 1
+    while len(out) < 12:
+        s = by_place.get((first.unit.passage, order))
+        if s is None and order == first.unit.order + 1:
+            order += 1
+            continue
+        if s is None or s.unit.kind not in ("item", "row"):
+            break
+        out.append(s)
+        order += 1
+    return out
+
+
 def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Scored]:
     """The units of the answer: the best (or the extreme asked for), what continues it, and what
     covers a part of the question not covered yet; at most three, none saying the same."""
@@ -353,6 +410,13 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
     ):
         chosen.append(following)
         covered |= following.tokens
+    # "… according to the following scale:" is answered by the step of its list that holds the
+    # value asked about ("in months 13 to 24 50%" for 18 months)
+    lang = passages[first.unit.passage].lang
+    held = [s for s in _list_under(first, by_place) if _value_fit(asks, s.unit, lang) > 0]
+    if held and held[0] not in chosen:
+        chosen.append(held[0])
+        covered |= held[0].tokens
     for s in ranked[1:]:
         if len(chosen) >= MAX_UNITS or s.score < first.score * 0.8:
             break

@@ -131,6 +131,22 @@ _OVER = re.compile(rf"(?<!\w){OVER}\s*$", re.I)
 _UNDER = re.compile(rf"(?<!\w){UNDER}\s*$", re.I)
 
 
+# "up to what amount …?" asks where a rule stops (the row "up to 500 EUR"), "from what amount …?"
+# where one starts (the row "above 500 EUR")
+_BOUND = {
+    "upper": re.compile(
+        r"\b(?:up to|until|till|at most) (?:what|which|how)\b|\bbis zu (?:welche|wie)|"
+        r"(?<!\w)до (?:якої|якого|какой|какого|скільки|скольки)(?!\w)",
+        re.I,
+    ),
+    "lower": re.compile(
+        r"\b(?:from|above|over|beyond|starting (?:at|from)) (?:what|which|how)\b|"
+        r"\bab (?:welche|wie)|(?<!\w)(?:від|с|от|начиная с) (?:якої|якого|какой|какого)(?!\w)",
+        re.I,
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Asks:
     """What a question asks for."""
@@ -143,6 +159,7 @@ class Asks:
     versions: bool = False  # about releases or versions: the version an answer sits under matters
     kind_noun: str = ""  # "length" in "Free trial length?": said by the answer's value, not a word
     thing: str = ""  # the asked thing: "bonus" in "What bonus does …", "manager" in "Who is the office manager …"
+    bound: Literal["upper", "lower"] | None = None  # "up to what amount": where a rule stops
 
 
 def asks(question: str) -> Asks:
@@ -182,7 +199,8 @@ def asks(question: str) -> Asks:
     # "length", "period" are said by the value ("14 days"); "port", "rate" are words tables use
     noun = terse[1] if terse and kind in ("duration", "date") else ""
     thing = asked_thing(question) if lang == "en" and not about_versions else ""
-    return Asks(kind, lang, quantity, extreme, dimension, about_versions, noun, thing)  # type: ignore[arg-type]
+    bound = next((b for b, pattern in _BOUND.items() if pattern.search(question)), None)
+    return Asks(kind, lang, quantity, extreme, dimension, about_versions, noun, thing, bound)  # type: ignore[arg-type]
 
 
 # "What bonus does …", "How much standby allowance …", "Who is the office manager of …": the

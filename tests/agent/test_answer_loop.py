@@ -293,3 +293,24 @@ def test_a_row_whose_cell_is_the_role_named_is_chosen_over_a_row_that_adds_anoth
     )
     assert a.status == "answered"
     assert "Approved by: Budget owner ·" in a.text.split("\n")[0], a.text
+
+
+def test_a_sentence_that_introduces_a_schedule_is_answered_with_the_step_that_holds_the_value(
+    assistant,
+):
+    """The relocation handbook's repayment scale is drawn without bullets under "… according to
+    the following scale:"; 20 months falls in the step for months 13 to 24."""
+    a = ask(
+        assistant,
+        "bob",
+        "I resign 20 months after I start: what share of the relocation do I pay back?",
+    )
+    assert a.status == "answered"
+    assert "in months 13 to 24 50%" in a.text, a.text
+    assert "100%" not in a.text, a.text
+
+
+def test_up_to_what_amount_is_answered_by_the_row_that_stops_there(assistant):
+    a = ask(assistant, "bob", "Up to what amount does an expense claim need no manager approval?")
+    assert a.status == "answered"
+    assert a.text.startswith("Claim amount: Up to 500 EUR"), a.text

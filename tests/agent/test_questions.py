@@ -157,3 +157,17 @@ def test_a_duration_is_a_number_with_a_unit_of_time(text, ok):
 )
 def test_a_month_is_a_date_only_where_it_names_a_month(text, ok):
     assert matches_kind("date", text) is ok
+
+
+@pytest.mark.parametrize(
+    "question, bound",
+    [
+        ("Up to what amount can I book a hotel without approval?", "upper"),
+        ("Until what amount is no quote needed?", "upper"),
+        ("From what amount do I need two quotes?", "lower"),
+        ("Bis zu welchem Betrag darf ich selbst bestellen?", "upper"),
+        ("What amount can I book a hotel for?", None),
+    ],
+)
+def test_a_question_can_ask_where_a_rule_stops_or_starts(question, bound):
+    assert asks(question).bound == bound

@@ -357,6 +357,8 @@ def cmd_sync(args, settings: Settings) -> int:
                 stderr.print(Text("error: ", style="red") + plain(f"{name}: {exc}"))
                 status = 1
                 continue
+            finally:
+                connector.close()
             for key, reason in report.failed:
                 console.print(Text("skipped ", style="yellow") + plain(f"{key}: {reason}"))
             requests = getattr(connector, "requests", None)

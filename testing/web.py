@@ -66,8 +66,7 @@ class LoopbackSite:
     @property
     def url(self) -> str:
         assert self._server, "start() the site first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._server.server_port}"
 
     @property
     def sitemap(self) -> str:

@@ -56,6 +56,10 @@ class Connector(Protocol):
         synced to the version recorded for it, for conditional requests and for deletions."""
         ...
 
+    def close(self) -> None:
+        """Release the connections it holds."""
+        ...
+
 
 def principal(value: str) -> str:
     """``hr`` or ``group:hr`` → ``group:hr``; ``*`` and ``user:<email>`` stay as they are."""

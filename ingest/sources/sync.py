@@ -50,15 +50,14 @@ class Sink(Protocol):
 
     def delete(self, source: str, keys: Sequence[str]) -> None: ...
 
+    def finish(self) -> None:
+        """The sync is done: make what was written searchable at full speed."""
+        ...
+
 
 def doc_id(source: str, key: str) -> str:
-    """A synced document's id in the index: the source's name, then the key without its scheme."""
-    parts = urlsplit(key)
-    return (
-        f"{source}/{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
-        if parts.scheme
-        else f"{source}/{key}"
-    )
+    """A synced document's id in the index: the source's name, then its key without a scheme."""
+    return f"{source}/{key.split('://', 1)[-1]}"
 
 
 @dataclass
@@ -69,7 +68,7 @@ class IndexSink:
 
     ingester: Ingester
     admin_groups: Sequence[str]
-    statuses: dict[str, str] = field(default_factory=dict)  # doc_id → added / updated / unchanged
+    statuses: dict[str, str] = field(default_factory=dict)  # doc_id → added / updated / deleted …
 
     def write(self, source: str, docs: Sequence[SourceDocument]) -> list[tuple[str, str]]:
         failed, ready = [], []
@@ -78,13 +77,20 @@ class IndexSink:
                 ready.append(self.document(source, sd))
             except BadDocument as exc:
                 failed.append((sd.key, str(exc)))
-        self.ingester.add_documents(ready, on_file=self.statuses.__setitem__)
+        self.ingester.add_documents(ready, on_file=self.statuses.__setitem__, optimize=False)
         return failed
 
     def delete(self, source: str, keys: Sequence[str]) -> None:
         for key in keys:
             self.ingester.index.delete_document(doc_id(source, key))
             self.statuses[doc_id(source, key)] = "deleted"
+
+    def finish(self) -> None:
+        """Once per sync, not per batch: building the search structures costs more as the
+        index grows, and a kill before it loses nothing (the points are written)."""
+        if any(s != "unchanged" for s in self.statuses.values()):
+            self.ingester.index.optimize()
+        self.statuses.clear()
 
     def document(self, source: str, sd: SourceDocument) -> Document:
         from ingest.pipeline import READER_VERSION
@@ -164,6 +170,8 @@ def sync(
     except Exception as exc:
         state.finish(name, len(report.failed), str(exc))
         raise
+    finally:
+        sink.finish()
     first = report.failed[0] if report.failed else None
     state.finish(name, len(report.failed), f"{first[0]}: {first[1]}" if first else None)
     report.seconds = time.perf_counter() - started

@@ -92,6 +92,9 @@ class WebConnector:
         # the pass is whole: what the sitemap no longer lists (or robots.txt now forbids) is gone
         yield Batch(cursor="", deleted=sorted(set(known) - set(pages)))
 
+    def close(self) -> None:
+        self.client.close()
+
     # --- pages -----------------------------------------------------------------------------
 
     def _fetch(self, url: str, version: str | None, batch: Batch) -> None:

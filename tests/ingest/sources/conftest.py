@@ -50,3 +50,6 @@ class MemorySink:
     def delete(self, source: str, keys: Sequence[str]) -> None:
         for k in keys:
             del self.docs[k]
+
+    def finish(self) -> None:
+        pass

@@ -62,14 +62,15 @@ class Connector(Protocol):
 
 
 def principal(value: str) -> str:
-    """``hr`` or ``group:hr`` → ``group:hr``; ``*`` and ``user:<email>`` stay as they are."""
+    """``hr`` or ``group:hr`` → ``group:hr``; ``ann@x.com`` or ``user:Ann@x.com`` →
+    ``user:ann@x.com``; ``*`` stays."""
     value = value.strip()
     if not value:
         raise ConfigError("an empty principal; give a group id, user:<email> or *")
-    if value == EVERYONE or value.startswith((GROUP, USER)):
+    if value == EVERYONE or value.startswith(GROUP):
         return value
-    if "@" in value:
-        return USER + value.lower()
+    if value.startswith(USER) or "@" in value:  # e-mail addresses compare case-blind
+        return USER + value.removeprefix(USER).lower()
     return GROUP + value
 
 

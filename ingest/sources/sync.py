@@ -137,7 +137,6 @@ def sync(
     state: SyncState,
     connector: Connector,
     sink: Sink,
-    on_batch: Callable[[SyncReport], None] = lambda report: None,
 ) -> SyncReport:
     """Bring source ``name`` up to date. A source that cannot be listed stops the sync with its
     error recorded (``footnote sources list`` shows it) and re-raised."""
@@ -148,7 +147,7 @@ def sync(
     report = SyncReport()
     known = state.versions(name)
     try:
-        for batch in connector.changes(record.cursor, known):
+        for batch in connector.changes(record.cursor, dict(known)):
             failed = dict(sink.write(name, batch.documents) + batch.failed)
             gone = [k for k in batch.deleted if k in known]
             sink.delete(name, gone)
@@ -166,7 +165,6 @@ def sync(
             report.deleted += gone
             report.failed += list(failed.items())
             report.batches += 1
-            on_batch(report)
     except Exception as exc:
         state.finish(name, len(report.failed), str(exc))
         raise

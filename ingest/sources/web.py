@@ -79,7 +79,7 @@ class WebConnector:
     def changes(self, cursor: str | None, known: Mapping[str, str]) -> Iterator[Batch]:
         after = str(json.loads(cursor).get("after") or "") if cursor else ""
         robots = self._robots()
-        listed = sorted(u for u in self._sitemap_urls(self.sitemap, 0) if self._same_site(u))
+        listed = sorted({u for u in self._sitemap_urls(self.sitemap, 0) if self._same_site(u)})
         pages = [u for u in listed if robots.can_fetch(USER_AGENT, u)]
         batch = Batch(cursor=json.dumps({"after": after}))
         for url in (u for u in pages if u > after):

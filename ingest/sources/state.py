@@ -135,18 +135,20 @@ class SyncState:
             raise
         self._rows("COMMIT")
 
-    def migrate(self) -> None:
+    def migrate(self, migrations: Sequence[tuple[int, list[str]]] = MIGRATIONS) -> None:
+        """Apply, in one transaction, every migration the state has not seen yet."""
         self._rows("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        latest = migrations[-1][0]
         with self._transaction():
             if self._pg:
                 self._rows("SELECT pg_advisory_xact_lock(?)", (_PG_LOCK,))
             current = self._rows("SELECT MAX(version) FROM schema_version")[0][0] or 0
-            if current > SCHEMA_VERSION:
+            if current > latest:
                 raise ConfigError(
                     f"the sync state is at schema {current}, newer than this Footnote knows "
-                    f"({SCHEMA_VERSION}): upgrade Footnote"
+                    f"({latest}): upgrade Footnote"
                 )
-            for version, statements in MIGRATIONS:
+            for version, statements in migrations:
                 if version > current:
                     for sql in statements:
                         self._rows(sql)

@@ -56,8 +56,10 @@ class Sink(Protocol):
 
 
 def doc_id(source: str, key: str) -> str:
-    """A synced document's id in the index: the source's name, then its key without a scheme."""
-    return f"{source}/{key.split('://', 1)[-1]}"
+    """A synced document's id in the index: the source's name, a colon, its key without a
+    scheme. The colon keeps it apart from ``footnote ingest``'s ``<folder>/<path>`` ids, so
+    ingesting a folder that shares a source's name never deletes what the source synced."""
+    return f"{source}:{key.split('://', 1)[-1]}"
 
 
 @dataclass

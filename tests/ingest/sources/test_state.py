@@ -7,8 +7,7 @@ from pydantic import SecretStr
 
 from ingest.errors import ConfigError
 from ingest.settings import DatabaseSettings
-from ingest.sources import state as state_module
-from ingest.sources.state import SCHEMA_VERSION, SyncState
+from ingest.sources.state import MIGRATIONS, SCHEMA_VERSION, SyncState
 
 
 def test_opening_again_applies_no_migration_twice(state):
@@ -18,19 +17,17 @@ def test_opening_again_applies_no_migration_twice(state):
     assert [s.name for s in state.sources()] == ["s"]
 
 
-def test_a_new_migration_is_applied_in_place_once(state, monkeypatch):
+def test_a_new_migration_is_applied_in_place_once(state):
     state.add_source("s", "web", {})
     extra = (SCHEMA_VERSION + 1, ["ALTER TABLE sources ADD COLUMN note TEXT"])
-    monkeypatch.setattr(state_module, "MIGRATIONS", [*state_module.MIGRATIONS, extra])
-    monkeypatch.setattr(state_module, "SCHEMA_VERSION", extra[0])
-    state.migrate()
-    state.migrate()
+    state.migrate([*MIGRATIONS, extra])
+    state.migrate([*MIGRATIONS, extra])  # a second ALTER would fail: the column exists
     assert state.schema_version() == extra[0]
     assert state.source("s")  # the data survived
 
 
 def test_a_state_newer_than_this_code_is_refused(state):
-    state._rows("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION + 1,))
+    state.migrate([*MIGRATIONS, (SCHEMA_VERSION + 1, [])])  # as a newer Footnote would
     with pytest.raises(ConfigError, match="upgrade Footnote"):
         state.migrate()
 

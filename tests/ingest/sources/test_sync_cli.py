@@ -51,6 +51,11 @@ def test_a_synced_page_answers_for_its_group_and_stops_once_deleted(tmp_path, mo
         )
         assert cli_main(["sync"]) == 0
         assert "intranet: written 2" in capsys.readouterr().out
+        folder = tmp_path / "intranet"  # a folder that shares the source's name, same index
+        folder.mkdir()
+        (folder / "kitchen.md").write_text("---\nacl: ['*']\n---\n# Kitchen\n\nTea is free.\n")
+        assert cli_main(["ingest", str(folder)]) == 0
+        assert "deleted 0" in capsys.readouterr().out  # the synced pages are not the folder's
 
         answer = ask("bob", capsys)  # engineering
         assert answer["status"] == "answered", answer["text"]

@@ -1,4 +1,4 @@
-"""``footnote``: ingest, search, ask, chat, eval, serve, bench — one entry point, settings built here."""
+"""``footnote``: ingest, sources, sync, search, ask, chat, eval, serve, bench — one entry point, settings built here."""
 
 from __future__ import annotations
 
@@ -57,6 +57,24 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="index into another collection (e.g. the fallback source)",
     )
+
+    p = sub.add_parser("sources", help="company sources to sync: add one, list them")
+    what = p.add_subparsers(dest="action", required=True)
+    what.add_parser("list", help="each source: documents, last sync, cursor age, errors")
+    add = what.add_parser("add", help="connect a source (then run footnote sync)")
+    kinds = add.add_subparsers(dest="kind", required=True)
+    web = kinds.add_parser("web", help="an intranet site, through its sitemap.xml")
+    web.add_argument("--sitemap", required=True, help="e.g. https://intranet.example/sitemap.xml")
+    web.add_argument(
+        "--acl",
+        default="",
+        help="who may read its pages: groups (hr or group:hr), user:EMAIL, or * for every "
+        "member of the directory; comma-separated (none: admins only)",
+    )
+    web.add_argument("--name", default=None, help="defaults to the site's host name")
+
+    p = sub.add_parser("sync", help="bring company sources up to date (incremental)")
+    p.add_argument("--source", default=None, help="only this source (default: every one)")
 
     p = sub.add_parser("search", help="ranked passages for a query, as a given user or groups")
     p.add_argument("query")
@@ -243,6 +261,122 @@ def run_ingest(deps, folder: Path, default_acl: list[str] | None):
     return report
 
 
+def open_state(settings: Settings):
+    # Imported here: `footnote ask` never opens the sync state.
+    from ingest.sources.state import SyncState
+
+    return SyncState.open(settings.database, settings.data_dir)
+
+
+def cmd_sources(args, settings: Settings) -> int:
+    state = open_state(settings)
+    try:
+        if args.action == "add":
+            return add_source(args, state)
+        print_sources(state.sources())
+    finally:
+        state.close()
+    return 0
+
+
+def add_source(args, state) -> int:
+    import re
+    from urllib.parse import urlsplit
+
+    from ingest.sources.web import WebConnector
+
+    config = WebConnector.config(args.sitemap, [a for a in args.acl.split(",") if a.strip()])
+    name = args.name or (urlsplit(args.sitemap).hostname or "web")
+    if not re.fullmatch(r"[\w.-]+", name):
+        raise ConfigError(f"--name {name!r}: use letters, digits, '.', '-' or '_'")
+    state.add_source(name, args.kind, config)
+    readers = ", ".join(config["acl"]) or "admins only (no --acl given)"
+    console.print(plain(f"added {args.kind} source {name}, readable by {readers}"))
+    console.print(plain(f"next: footnote sync --source {name}", "dim"))
+    return 0
+
+
+def print_sources(records) -> None:
+    from rich.table import Table
+
+    from ingest.sources.state import now
+
+    if not records:
+        console.print(plain("no sources yet: footnote sources add web --sitemap URL"))
+        return
+    table = Table("source", "kind", "documents", "last sync", "cursor age", "errors")
+    for r in records:
+        error = f"{r.errors} · {r.last_error}" if r.last_error else str(r.errors)
+        table.add_row(
+            safe(r.name),
+            r.kind,
+            str(r.documents),
+            r.last_sync or "never",
+            age(r.cursor_at, now()) if r.cursor_at else "—",
+            safe(error),
+        )
+    console.print(table)
+
+
+def age(then: str, now: str) -> str:
+    """How long ago ``then`` was, in the two largest units: ``1h 30m``, ``2d 4h``."""
+    import datetime as dt
+
+    seconds = int(
+        (dt.datetime.fromisoformat(now) - dt.datetime.fromisoformat(then)).total_seconds()
+    )
+    if seconds < 3600:
+        return f"{seconds // 60}m" if seconds >= 60 else f"{seconds}s"
+    if seconds < 86400:
+        return f"{seconds // 3600}h {seconds // 60 % 60}m"
+    return f"{seconds // 86400}d {seconds // 3600 % 24}h"
+
+
+def cmd_sync(args, settings: Settings) -> int:
+    from bot.app import build_deps
+    from ingest.sources.sync import IndexSink, open_connector, sync
+
+    state = open_state(settings)
+    deps = build_deps(settings)
+    try:
+        names = [args.source] if args.source else [r.name for r in state.sources()]
+        if not names:
+            raise ConfigError("no sources to sync: footnote sources add web --sitemap URL")
+        sink = IndexSink(deps.ingester, settings.admin_groups)
+        max_bytes = int(settings.ingest.max_file_mb * 2**20)
+        status = 0
+        for name in names:
+            record = state.source(name)
+            if record is None:
+                raise ConfigError(f"no source named {name!r}; see footnote sources list")
+            connector = open_connector(record.kind, record.config, max_bytes)
+            try:
+                with console.status(f"syncing {name}…"):
+                    report = sync(name, state, connector, sink)
+            except FootnoteError as exc:
+                stderr.print(Text("error: ", style="red") + plain(f"{name}: {exc}"))
+                status = 1
+                continue
+            finally:
+                connector.close()
+            for key, reason in report.failed:
+                console.print(Text("skipped ", style="yellow") + plain(f"{key}: {reason}"))
+            requests = getattr(connector, "requests", None)
+            console.print(
+                plain(
+                    f"{name}: written {len(report.written)} · unchanged {len(report.unchanged)} · "
+                    f"deleted {len(report.deleted)} · failed {len(report.failed)}  "
+                    f"({report.seconds:.1f}s"
+                    + (f", {requests} requests)" if requests is not None else ")")
+                )
+            )
+            status = status or (1 if report.failed else 0)
+    finally:
+        deps.close()
+        state.close()
+    return status
+
+
 def cmd_search(args, settings: Settings) -> int:
     from bot.app import build_deps
 
@@ -388,6 +522,8 @@ def cmd_bench(args, settings: Settings) -> int:
 
 COMMANDS = {
     "ingest": cmd_ingest,
+    "sources": cmd_sources,
+    "sync": cmd_sync,
     "search": cmd_search,
     "ask": cmd_ask,
     "chat": cmd_chat,

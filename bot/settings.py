@@ -26,7 +26,7 @@ from agent.settings import (
     RetrievalSettings,
     TelemetrySettings,
 )
-from ingest.settings import EmbeddingSettings, IngestSettings, QdrantSettings
+from ingest.settings import DatabaseSettings, EmbeddingSettings, IngestSettings, QdrantSettings
 
 HANDBOOK_DIRECTORY = Path(__file__).resolve().parent.parent / "examples" / "directory.yaml"
 
@@ -136,6 +136,7 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     ingest: IngestSettings = IngestSettings()
+    database: DatabaseSettings = DatabaseSettings()
     redis: RedisSettings = RedisSettings()
     server: ServerSettings = ServerSettings()
     telemetry: TelemetrySettings = TelemetrySettings()

@@ -47,9 +47,17 @@ def parse_file(path: Path, *, max_bytes: int) -> Parsed:
         data = path.read_bytes()
     except OSError as exc:
         raise BadDocument(f"cannot read: {(exc.strerror or str(exc)).lower()}") from exc
+    return parse_bytes(data, suffix, path.stem)
+
+
+def parse_bytes(data: bytes, suffix: str, stem: str) -> Parsed:
+    """Parse a document's bytes as the file type ``suffix`` names (``.html``, ``.pdf``, …); what a
+    connector fetched goes through the same parsers as a file."""
+    if suffix not in _PARSERS:
+        raise BadDocument(f"unsupported file type: {suffix or 'no extension'}")
     if not data.strip():
         raise BadDocument("empty file")
-    parsed = _PARSERS[suffix](data, path.stem)
+    parsed = _PARSERS[suffix](data, stem)
     if not any(s.text.strip() for s in parsed.sections):
         raise BadDocument("no text found")
     return parsed
@@ -571,3 +579,13 @@ _PARSERS = {
     ".txt": _parse_text,
 }
 SUFFIXES: set[str] = set(_PARSERS)
+# A fetched document's Content-Type → the parser a file with that suffix gets.
+MEDIA_TYPES = {
+    "text/html": ".html",
+    "application/xhtml+xml": ".html",
+    "text/markdown": ".md",
+    "text/x-markdown": ".md",
+    "text/plain": ".txt",
+    "application/pdf": ".pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
+}

@@ -138,8 +138,11 @@ class Ingester:
         self,
         docs: Iterable[Document],
         on_file: Callable[[str, str], None] = lambda path, status: None,
+        optimize: bool = True,
     ) -> IngestReport:
-        """Index documents that come from elsewhere than a folder (exports, benchmarks), same path as files."""
+        """Index documents that come from elsewhere than a folder (exports, benchmarks, a sync),
+        same path as files. ``optimize=False`` leaves building search structures to the caller,
+        for a sync that writes many batches and optimizes once at its end."""
         started, cpu = time.perf_counter(), time.process_time()
         record_in(self.index, self.sparse)
         report = IngestReport()
@@ -162,7 +165,7 @@ class Ingester:
                 pending = []
         self._write(pending, known, report, on_file)
         self.index.purge_tombstones()
-        if report.added or report.updated or report.deleted:
+        if optimize and (report.added or report.updated or report.deleted):
             self.index.optimize()  # merge segments and build HNSW: a fresh Edge folder is scanned, not indexed
         report.seconds = time.perf_counter() - started
         report.cpu_seconds = time.process_time() - cpu

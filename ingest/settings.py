@@ -61,3 +61,10 @@ class IngestSettings(BaseModel):
     # Principals for files with no access rule of their own; ``footnote ingest --acl`` overrides
     # it. Empty: such files are readable by the admin groups only.
     default_acl: list[str] = Field(default_factory=list)
+
+
+class DatabaseSettings(BaseModel):
+    """Where sync state lives (``ingest/sources/state.py``): unset, SQLite in the data dir;
+    ``postgresql://user:password@host:5432/db`` when several machines sync."""
+
+    url: SecretStr | None = None

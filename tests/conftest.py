@@ -155,3 +155,21 @@ def handbook_deps(tmp_path_factory, embedders):
     assert not report.failed, report.failed
     yield deps
     deps.close()
+
+
+POSTGRES = "postgresql://postgres@127.0.0.1:5432"
+
+
+@pytest.fixture
+def postgres_url():
+    """A fresh database on the PostgreSQL every machine runs on 127.0.0.1:5432, dropped after."""
+    import uuid
+
+    import psycopg
+
+    name = f"footnote_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    yield f"{POSTGRES}/{name}"
+    with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')

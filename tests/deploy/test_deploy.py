@@ -249,6 +249,7 @@ def test_env_example_lists_every_setting_once_each_with_a_comment():
 ENV_EXAMPLES_NOT_DEFAULTS = {
     "FOOTNOTE_DIRECTORY_FILE",
     "FOOTNOTE_QDRANT__URL",
+    "FOOTNOTE_DATABASE__URL",
     "FOOTNOTE_REDIS__URL",
     "FOOTNOTE_SERVER__PUBLIC_URL",
     "FOOTNOTE_SERVER__LINK_SECRET",

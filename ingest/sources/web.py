@@ -1,0 +1,250 @@
+"""An intranet site as a source: its sitemap lists the pages, conditional GETs find what changed.
+
+* Pages come from ``sitemap.xml`` (a sitemap index is followed, gzip or not), on the sitemap's
+  own scheme, host and port only, and only where ``robots.txt`` lets Footnote's user agent go.
+* Each page is fetched with ``If-None-Match`` / ``If-Modified-Since`` from the version last
+  written: ``304`` is unchanged. A page without either header is compared by a hash of its body.
+* A page gone from the sitemap, disallowed by robots.txt, or answering ``404`` / ``410`` is
+  deleted. ``429`` / ``503`` are retried after ``Retry-After`` (bounded), then the page is
+  reported as failed and retried at the next sync; nothing is deleted for it.
+* A site has no permissions to read: its pages are open to the principals given at
+  ``footnote sources add web --acl``.
+
+The cursor is the last page written in sitemap order (pages are walked sorted by URL), so a sync
+killed mid-way resumes after it; a whole pass ends with the deletions and an empty cursor.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import gzip
+import hashlib
+import json
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.robotparser import RobotFileParser
+
+import httpx
+
+from ingest.errors import ConfigError, FootnoteError
+from ingest.parse import MEDIA_TYPES
+from ingest.sources.connector import Batch, SourceDocument, principals
+
+USER_AGENT = "Footnote"
+SITEMAP_DEPTH = 3  # a sitemap index of sitemap indexes, at most
+
+
+class SourceUnavailable(FootnoteError):
+    """The site could not be listed (sitemap or robots.txt unreachable): nothing is deleted."""
+
+
+@dataclass
+class WebConnector:
+    sitemap: str
+    acl: tuple[str, ...]  # principals every page is open to
+    client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=30.0))
+    batch_size: int = 20
+    max_bytes: int = 50 * 2**20
+    retries: int = 4  # tries after the first, per request, on 429 / 503 / a dropped connection
+    max_wait_s: float = 60.0  # longest Retry-After honoured; longer ones wait this long
+    sleep: Callable[[float], None] = time.sleep
+    requests: int = 0  # HTTP requests made, for reports
+    kind: str = "web"
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], max_bytes: int) -> WebConnector:
+        return cls(
+            sitemap=str(config["sitemap"]),
+            acl=principals(list(config.get("acl", []))),
+            max_bytes=max_bytes,
+        )
+
+    @staticmethod
+    def config(sitemap: str, acl: Sequence[str]) -> dict[str, Any]:
+        """What ``footnote sources add web`` stores; checked here so a typo stops at once."""
+        url = urlsplit(sitemap)
+        if url.scheme not in ("http", "https") or not url.netloc:
+            raise ConfigError(
+                f"--sitemap must be an http(s) URL such as https://intranet.example/sitemap.xml, "
+                f"got {sitemap!r}"
+            )
+        return {"sitemap": sitemap, "acl": list(principals(acl))}
+
+    # --- the seam --------------------------------------------------------------------------
+
+    def changes(self, cursor: str | None, known: Mapping[str, str]) -> Iterator[Batch]:
+        after = str(json.loads(cursor).get("after") or "") if cursor else ""
+        robots = self._robots()
+        listed = sorted({u for u in self._sitemap_urls(self.sitemap, 0) if self._same_site(u)})
+        pages = [u for u in listed if robots.can_fetch(USER_AGENT, u)]
+        batch = Batch(cursor=json.dumps({"after": after}))
+        for url in (u for u in pages if u > after):
+            self._fetch(url, known.get(url), batch)
+            batch.cursor = json.dumps({"after": url})
+            if len(batch.documents) + len(batch.unchanged) + len(batch.failed) >= self.batch_size:
+                yield batch
+                batch = Batch(cursor=batch.cursor)
+        yield batch
+        # the pass is whole: what the sitemap no longer lists (or robots.txt now forbids) is gone
+        yield Batch(cursor="", deleted=sorted(set(known) - set(pages)))
+
+    def close(self) -> None:
+        self.client.close()
+
+    # --- pages -----------------------------------------------------------------------------
+
+    def _fetch(self, url: str, version: str | None, batch: Batch) -> None:
+        old = json.loads(version) if version else {}
+        headers = {}
+        if old.get("etag"):
+            headers["If-None-Match"] = old["etag"]
+        if old.get("modified"):
+            headers["If-Modified-Since"] = old["modified"]
+        try:
+            response = self._get(url, headers)
+        except SourceUnavailable as exc:
+            batch.failed.append((url, str(exc)))
+            return
+        if response.status_code == 304:
+            batch.unchanged.append(url)
+            return
+        if response.status_code in (404, 410):
+            if version is not None:
+                batch.deleted.append(url)
+            return
+        if response.status_code != 200:
+            batch.failed.append((url, f"HTTP {response.status_code}"))
+            return
+        if not self._same_site(str(response.url)):
+            batch.failed.append((url, f"redirects off the site, to {response.url}"))
+            return
+        media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media_type not in MEDIA_TYPES:
+            batch.failed.append((url, f"unsupported media type {media_type or 'none'}"))
+            return
+        body = response.content
+        if len(body) > self.max_bytes:
+            batch.failed.append((url, f"too large: {len(body)} bytes"))
+            return
+        new = {
+            k: v
+            for k, v in (
+                ("etag", response.headers.get("etag")),
+                ("modified", response.headers.get("last-modified")),
+            )
+            if v
+        } or {"sha256": hashlib.sha256(body).hexdigest()}
+        new_version = json.dumps(new, sort_keys=True)
+        if new_version == version:  # no validators, same body
+            batch.unchanged.append(url)
+            return
+        batch.documents.append(
+            SourceDocument(
+                key=url,
+                url=url,
+                content=body,
+                media_type=media_type,
+                version=new_version,
+                principals=self.acl,
+                updated=_iso_date(response.headers.get("last-modified")),
+            )
+        )
+
+    # --- listing ---------------------------------------------------------------------------
+
+    def _robots(self) -> RobotFileParser:
+        robots = RobotFileParser()
+        site = urlsplit(self.sitemap)
+        response = self._get(f"{site.scheme}://{site.netloc}/robots.txt", {})
+        if response.status_code >= 500:
+            raise SourceUnavailable(f"robots.txt answered HTTP {response.status_code}")
+        # 4xx: no robots.txt, everything allowed (RFC 9309)
+        robots.parse(response.text.splitlines() if response.status_code == 200 else [])
+        return robots
+
+    def _sitemap_urls(self, url: str, depth: int) -> list[str]:
+        response = self._get(url, {})
+        if response.status_code != 200:
+            raise SourceUnavailable(f"the sitemap {url} answered HTTP {response.status_code}")
+        body = response.content
+        if body[:2] == b"\x1f\x8b":
+            body = gzip.decompress(body)
+        try:
+            root = ET.fromstring(body)
+        except ET.ParseError as exc:
+            raise SourceUnavailable(f"the sitemap {url} is not XML: {exc}") from exc
+        locs = [
+            urldefrag(urljoin(url, (loc.text or "").strip())).url
+            for loc in root.findall(".//{*}loc")
+        ]
+        if root.tag.endswith("sitemapindex"):
+            if depth >= SITEMAP_DEPTH:
+                raise SourceUnavailable(
+                    f"sitemap indexes nest deeper than {SITEMAP_DEPTH} at {url}"
+                )
+            return [
+                page
+                for child in locs
+                if self._same_site(child)
+                for page in self._sitemap_urls(child, depth + 1)
+            ]
+        return locs
+
+    def _same_site(self, url: str) -> bool:
+        a, b = urlsplit(url), urlsplit(self.sitemap)
+        return (a.scheme, a.netloc.lower()) == (b.scheme, b.netloc.lower())
+
+    # --- HTTP ------------------------------------------------------------------------------
+
+    def _get(self, url: str, headers: Mapping[str, str]) -> httpx.Response:
+        """One GET, retried on 429 / 503 after their Retry-After, and on a dropped connection."""
+        for attempt in range(self.retries + 1):
+            self.requests += 1
+            try:
+                response = self.client.get(
+                    url,
+                    headers={"User-Agent": USER_AGENT, **headers},
+                    follow_redirects=True,
+                )
+            except httpx.TransportError as exc:
+                if attempt == self.retries:
+                    raise SourceUnavailable(f"cannot reach {url}: {exc}") from exc
+                self.sleep(min(2.0**attempt, self.max_wait_s))
+                continue
+            if response.status_code not in (429, 503):
+                return response
+            if attempt == self.retries:
+                break
+            self.sleep(_retry_after(response.headers.get("retry-after"), attempt, self.max_wait_s))
+        raise SourceUnavailable(
+            f"HTTP {response.status_code} from {url} after {self.retries + 1} tries"
+        )
+
+
+def _retry_after(value: str | None, attempt: int, cap: float) -> float:
+    """Seconds to wait: Retry-After as seconds or an HTTP date, else exponential backoff."""
+    wait = 2.0**attempt
+    if value:
+        value = value.strip()
+        if value.isdigit():
+            wait = float(value)
+        else:
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+                wait = when.timestamp() - time.time()
+            except (TypeError, ValueError):
+                pass
+    return max(0.0, min(wait, cap))
+
+
+def _iso_date(http_date: str | None) -> str:
+    if not http_date:
+        return ""
+    try:
+        return email.utils.parsedate_to_datetime(http_date).date().isoformat()
+    except (TypeError, ValueError):
+        return ""

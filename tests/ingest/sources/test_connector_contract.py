@@ -1,0 +1,147 @@
+"""The contract every connector passes, run against each one through a fake of its platform
+that speaks the platform's wire format, and against both sync-state backends.
+
+A new connector joins by adding a case to ``CASES``: a class that starts its fake, builds the
+connector, and can put, edit, remove and throttle a document there.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ingest.sources.connector import Connector, SourceDocument
+from ingest.sources.sync import sync
+from ingest.sources.web import WebConnector
+from testing.web import LoopbackSite, Page
+from tests.ingest.sources.conftest import Killed, MemorySink
+
+
+class WebCase:
+    """The web connector against a loopback intranet site."""
+
+    kind = "web"
+
+    def __init__(self) -> None:
+        self.site = LoopbackSite().start()
+
+    def connector(self, batch_size: int = 2) -> Connector:
+        return WebConnector(self.site.sitemap, ("group:hr",), batch_size=batch_size)
+
+    def put(self, name: str, text: str) -> None:
+        html = f"<html><head><title>{name}</title></head><body><h1>{name}</h1><p>{text}</p></body></html>"
+        self.site.pages[f"/{name}"] = Page(html)
+
+    def remove(self, name: str) -> None:
+        del self.site.pages[f"/{name}"]
+
+    def throttle(self, name: str, times: int, retry_after_s: int) -> None:
+        self.site.throttle(f"/{name}", times, str(retry_after_s))
+
+    def key(self, name: str) -> str:
+        return f"{self.site.url}/{name}"
+
+    def fetches(self, name: str) -> int:
+        return len(self.site.fetched(f"/{name}"))
+
+    @staticmethod
+    def text(doc: SourceDocument) -> str:
+        return doc.content.decode() if isinstance(doc.content, bytes) else doc.content
+
+    def close(self) -> None:
+        self.site.close()
+
+
+CASES = [WebCase]
+NAMES = ["alpha", "bravo", "charlie", "delta", "echo"]
+
+
+@pytest.fixture(params=CASES, ids=lambda c: c.kind)
+def case(request):
+    c = request.param()
+    for n in NAMES:
+        c.put(n, f"The {n} page, first version.")
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def source(state, case):
+    state.add_source("src", case.kind, {})
+    return "src"
+
+
+def test_first_sync_writes_every_document_with_its_source_and_principals(state, case, source):
+    sink = MemorySink()
+    report = sync(source, state, case.connector(), sink)
+    keys = sorted(case.key(n) for n in NAMES)
+    assert sorted(report.written) == keys and not report.failed
+    assert sorted(sink.docs) == keys
+    doc = sink.docs[case.key("bravo")]
+    assert "bravo page, first version" in case.text(doc)
+    assert doc.url.startswith(("http://", "https://")) and doc.media_type and doc.version
+    assert doc.principals == ("group:hr",)
+    assert sorted(state.versions(source)) == keys
+    record = state.source(source)
+    assert record and record.documents == 5 and record.last_sync and record.errors == 0
+
+
+def test_a_sync_with_nothing_changed_writes_nothing(state, case, source):
+    sync(source, state, case.connector(), MemorySink())
+    sink = MemorySink()
+    report = sync(source, state, case.connector(), sink)
+    assert not sink.writes and not report.written and not report.deleted
+    assert sorted(report.unchanged) == sorted(case.key(n) for n in NAMES)
+
+
+def test_an_edit_writes_that_document_alone(state, case, source):
+    sync(source, state, case.connector(), MemorySink())
+    before = state.versions(source)
+    case.put("charlie", "The charlie page, second version: the office moved.")
+    sink = MemorySink()
+    report = sync(source, state, case.connector(), sink)
+    assert report.written == [case.key("charlie")] and sink.writes == [case.key("charlie")]
+    assert "second version" in case.text(sink.docs[case.key("charlie")])
+    after = state.versions(source)
+    assert after[case.key("charlie")] != before[case.key("charlie")]
+    assert {k: v for k, v in after.items() if k != case.key("charlie")} == {
+        k: v for k, v in before.items() if k != case.key("charlie")
+    }
+
+
+def test_a_deleted_document_is_deleted_from_the_sink_and_the_state(state, case, source):
+    sink = MemorySink()
+    sync(source, state, case.connector(), sink)
+    case.remove("delta")
+    report = sync(source, state, case.connector(), sink)
+    assert report.deleted == [case.key("delta")]
+    assert case.key("delta") not in sink.docs and case.key("delta") not in state.versions(source)
+    assert len(sink.docs) == 4
+    assert not sync(source, state, case.connector(), sink).deleted  # deleted once
+
+
+def test_a_throttled_request_waits_for_retry_after_then_goes_on(state, case, source):
+    case.throttle("echo", times=2, retry_after_s=1)
+    sink = MemorySink()
+    started = time.monotonic()
+    report = sync(source, state, case.connector(), sink)
+    assert time.monotonic() - started >= 2.0  # waited as told, twice
+    assert case.key("echo") in report.written and not report.failed
+    assert case.fetches("echo") == 3
+
+
+def test_a_sync_killed_mid_way_resumes_after_the_last_batch_it_recorded(state, case, source):
+    dying = MemorySink(die_after=2)  # batches of two: alpha+bravo recorded, charlie+delta not
+    with pytest.raises(Killed):
+        sync(source, state, case.connector(batch_size=2), dying)
+    first = [case.key("alpha"), case.key("bravo")]
+    assert sorted(state.versions(source)) == first  # only what was recorded
+
+    resumed = MemorySink()
+    report = sync(source, state, case.connector(batch_size=2), resumed)
+    assert sorted(resumed.writes) == sorted(case.key(n) for n in NAMES[2:])  # the rest, again
+    assert all(case.fetches(n) == 1 for n in ("alpha", "bravo"))  # not asked for again
+    assert sorted(state.versions(source)) == sorted(case.key(n) for n in NAMES)
+    assert not report.deleted and not report.failed
+    assert not sync(source, state, case.connector(), MemorySink()).written

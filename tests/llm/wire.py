@@ -128,7 +128,7 @@ class _Handler(BaseHTTPRequestHandler):
     # HTTP/1.0: the connection closes after each reply, so a stream needs no chunked framing.
     protocol_version = "HTTP/1.0"
     server: ThreadingHTTPServer
-    finish = ""  # the last reply's finish_reason
+    finish_reason = ""  # the last reply's finish_reason
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -155,12 +155,12 @@ class _Handler(BaseHTTPRequestHandler):
         if base in self.proxy.garbled:
             sabotaged = "garbled"
         t0 = time.perf_counter()
-        self.finish = ""
+        self.finish_reason = ""
         text = self._forward("POST", raw, body, garble=base in self.proxy.garbled)
         seconds = time.perf_counter() - t0
         if text is not None:
             parsed = meets_schema(schema, text)
-            stream, cut = bool(body.get("stream")), self.finish == "length"
+            stream, cut = bool(body.get("stream")), self.finish_reason == "length"
             self.proxy.record(Exchange(step, stream, seconds, parsed, sabotaged, cut))
 
     def _client_gone(self) -> bool:
@@ -180,7 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
             text = ""
             if method == "POST" and resp.status == 200:
                 reply = json.loads(data)
-                self.finish = reply["choices"][0].get("finish_reason") or ""
+                self.finish_reason = reply["choices"][0].get("finish_reason") or ""
                 message = reply["choices"][0]["message"]
                 text = message.get("content") or ""
                 if garble:
@@ -207,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
             if stripped.startswith(b"data: {"):
                 chunk = json.loads(stripped[6:])
                 for choice in chunk.get("choices") or []:
-                    self.finish = choice.get("finish_reason") or self.finish
+                    self.finish_reason = choice.get("finish_reason") or self.finish_reason
                     delta = choice.get("delta") or {}
                     if delta.get("content"):
                         if garble:

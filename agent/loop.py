@@ -252,9 +252,7 @@ class AnswerLoop(Workflow):
             llm_fallback=fell_back,
             decision=f"{len(calls)} call(s)",
             queries=[
-                f"{c.name}({', '.join(f'{k}={v!r}' for k, v in c.arguments.items())})"[
-                    :MAX_QUERY_CHARS
-                ]
+                f"{c.name}({', '.join(f'{k}={v!r}' for k, v in c.arguments.items())})"
                 for c in calls
             ],
         )

@@ -3,6 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # requirements-dev.lock is the runtime lock plus tests and lint (same pins). The image installs
 # requirements.lock alone; `make install LOCK=requirements.lock VENV=/tmp/rt` builds that venv here.
+# LOCK may name several locks: LOCK="requirements.lock requirements-postgres.lock".
 LOCK ?= requirements-dev.lock
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
@@ -17,7 +18,7 @@ install: $(VENV)/.installed
 # and stop for want of a hash. setuptools, for the editable install, is in the lock.
 $(VENV)/.installed: $(LOCK) pyproject.toml
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --require-hashes --no-deps -r $(LOCK)
+	$(PY) -m pip install -q --require-hashes --no-deps $(addprefix -r ,$(LOCK))
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -68,20 +69,21 @@ size:
 # Re-resolve the locks from pyproject.toml after changing a dependency; pins already in the locks
 # stay unless they must move (`make lock UPGRADE=--upgrade` takes every newest release). uv reads
 # the exclusions in pyproject's [tool.uv] and resolves against PyPI, or the index in
-# UV_DEFAULT_INDEX / UV_INDEX / UV_FIND_LINKS. The dev lock (runtime + every provider extra + dev)
-# is constrained to the runtime pins; each provider's lock (runtime + that extra, what a user of
-# that LLM installs) and the LLM test lock are constrained to the dev pins, so all agree.
+# UV_DEFAULT_INDEX / UV_INDEX / UV_FIND_LINKS. The dev lock (runtime + every extra + dev)
+# is constrained to the runtime pins; each extra's lock (runtime + that extra: what a user of
+# that LLM, or of PostgreSQL, installs) and the LLM test lock are constrained to the dev pins.
 PROVIDERS := openai azure anthropic
+EXTRAS := $(PROVIDERS) postgres
 UV_COMPILE = $(VENV)/bin/uv pip compile pyproject.toml --quiet --python $(PY) --generate-hashes \
 	--custom-compile-command "make lock" $(UPGRADE)
 lock: install
 	$(UV_COMPILE) --output-file requirements.lock
-	$(UV_COMPILE) --extra dev $(PROVIDERS:%=--extra %) --constraint requirements.lock \
+	$(UV_COMPILE) --extra dev $(EXTRAS:%=--extra %) --constraint requirements.lock \
 		--output-file requirements-dev.lock
-	set -e; for extra in $(PROVIDERS); do \
+	set -e; for extra in $(EXTRAS); do \
 		$(UV_COMPILE) --extra $$extra --constraint requirements-dev.lock \
 			--output-file requirements-$$extra.lock; \
 	done
-	$(UV_COMPILE) --extra dev $(PROVIDERS:%=--extra %) --extra llm --constraint requirements-dev.lock \
+	$(UV_COMPILE) --extra dev $(EXTRAS:%=--extra %) --extra llm --constraint requirements-dev.lock \
 		--output-file $(LLM_LOCK)
 	$(MAKE) --no-print-directory install

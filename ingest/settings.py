@@ -7,10 +7,11 @@ code only the section it reads.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 
 DEFAULT_COLLECTION = "footnote"
 
@@ -68,3 +69,16 @@ class DatabaseSettings(BaseModel):
     ``postgresql://user:password@host:5432/db`` when several machines sync."""
 
     url: SecretStr | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _driver_installed(cls, url: SecretStr | None) -> SecretStr | None:
+        """PostgreSQL's driver is the optional ``postgres`` extra: stop at start, naming it."""
+        scheme = (url.get_secret_value() if url else "").partition("://")[0]
+        if scheme.startswith("postgres") and importlib.util.find_spec("psycopg") is None:
+            raise ValueError(
+                "its driver is the optional 'postgres' extra, not installed: pip install "
+                "--require-hashes --no-deps -r requirements-postgres.lock "
+                "(or pip install 'footnote[postgres]')"
+            )
+        return url

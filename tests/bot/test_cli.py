@@ -137,6 +137,33 @@ def test_a_provider_whose_extra_is_not_installed_names_the_extra_to_install(tmp_
     assert (ROOT / f"requirements-{extra}.lock").is_file()  # the lock the line names exists
 
 
+def test_a_postgresql_url_without_its_driver_names_the_extra_and_hides_the_password(tmp_path):
+    """requirements.lock alone has no PostgreSQL driver (SQLite is the default): a postgresql://
+    URL stops at start with the line that installs the extra, and the URL, a secret, is not shown."""
+    start = (
+        "import sys; sys.modules['psycopg'] = None; "
+        "from bot.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    url = "postgresql://footnote:s3cret@db.internal:5432/footnote"
+    done = subprocess.run(
+        [sys.executable, "-c", start, "search", "vacation"],
+        cwd=ROOT,
+        env=environment(tmp_path / "data", FOOTNOTE_DATABASE__URL=url),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("configuration error: FOOTNOTE_DATABASE__URL")
+    assert lines[0].endswith(
+        "its driver is the optional 'postgres' extra, not installed: pip install "
+        "--require-hashes --no-deps -r requirements-postgres.lock (or pip install 'footnote[postgres]')"
+    )
+    assert "s3cret" not in done.stderr and "db.internal" not in done.stderr
+    assert (ROOT / "requirements-postgres.lock").is_file()
+
+
 def test_a_missing_setting_is_named_and_the_secret_beside_it_is_not_echoed(tmp_path):
     done = footnote(
         "search", "vacation", data_dir=tmp_path / "data", FOOTNOTE_SLACK__BOT_TOKEN="xoxb-s3cret"

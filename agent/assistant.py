@@ -14,6 +14,7 @@ from typing import Protocol
 from agent.actions import MemoryPendingActions, PendingActions, StateUnavailable
 from agent.desk import CRM, SqliteTicketDesk, TicketDesk
 from agent.fallback import Fallback
+from agent.fallback_reasoner import turn_starts
 from agent.loop import AnswerLoop, Progress, Run
 from agent.messages import say
 from agent.reasoning import Reasoner
@@ -113,6 +114,7 @@ class Assistant:
             return Answer(text, "rejected", lang=lang)
         with self.telemetry.turn(turn) as span:
             run = Run(turn=turn, tools=TurnTools(self.box, turn), progress=progress, telemetry=span)
+            turn_starts()  # the LLM's budget for this turn (agent.fallback_reasoner)
             try:
                 answer: Answer = await self.loop.run(run=run)
             except Exception:  # every turn ends with a reply; the log and the trace keep why
@@ -236,6 +238,7 @@ def build_reasoner(deps: ReasonerDeps) -> Reasoner:
         StepTimeouts.every(s.step_timeout_s),
         recoverable=provider_errors(s),
         pause_s=s.pause_after_failure_s,
+        turn_budget_s=s.turn_budget_s,
     )
 
 

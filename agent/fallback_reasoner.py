@@ -15,6 +15,11 @@ After a timeout or a provider error the LLM is skipped for ``pause_s`` seconds (
 steps go offline at once), so a hanging provider costs one step timeout, not one per step: five
 steps of 20 s would outlast the answer loop's own 90 s limit.
 
+A slow provider that never fails would outlast it too (six steps of 15 s, more with rewrites), so
+a turn also gives the LLM a budget (``turn_budget_s``, ``FOOTNOTE_LLM__TURN_BUDGET_S``): each
+step waits at most what is left of it, and once it is spent the turn's other steps are made
+offline. The assistant marks a turn's start (``turn_starts``); calls outside a turn have no budget.
+
 The trace: the wrapper keeps why its last step fell back in a context variable that
 ``take_llm_fallback`` reads and clears, and ``Run.record`` puts it on the step's ``TraceStep``
 (``llm_fallback``). The loop awaits each reasoner call inside its step and records that step
@@ -43,6 +48,14 @@ Step = Literal["route", "plan", "grade", "rewrite", "answer", "check"]
 
 # Why the current task's last reasoner call was made offline; "" when the primary made it.
 _LAST_FALLBACK: ContextVar[str] = ContextVar("footnote_llm_fallback", default="")
+# When the current turn started (the reasoner's clock); None outside a turn.
+_TURN_STARTED: ContextVar[float | None] = ContextVar("footnote_turn_started", default=None)
+
+
+def turn_starts(now: float | None = None) -> None:
+    """Mark the start of a turn in this context: the LLM's budget for it runs from here. Tasks
+    started after this call (the answer loop's steps) inherit the mark."""
+    _TURN_STARTED.set(time.monotonic() if now is None else now)
 
 
 def take_llm_fallback() -> str:
@@ -80,10 +93,12 @@ class FallbackReasoner:
         *,
         recoverable: tuple[type[Exception], ...] = (),
         pause_s: float = 0.0,
+        turn_budget_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.primary, self.fallback, self.timeouts = primary, fallback, timeouts
         self.recoverable, self.pause_s, self.clock = recoverable, pause_s, clock
+        self.turn_budget_s = turn_budget_s
         self._failed_at: float | None = None
         self._failure = ""
 
@@ -125,8 +140,13 @@ class FallbackReasoner:
 
     async def _step(self, step: Step, call: Callable[[Reasoner], Awaitable[T]]) -> T:
         reason = self._paused()
+        seconds: float = getattr(self.timeouts, step)
+        left = self._budget_left()
+        if not reason and left is not None:
+            if left <= 0:
+                reason = f"llm skipped: the turn's {self.turn_budget_s:g} s for the llm are spent"
+            seconds = min(seconds, left)
         if not reason:
-            seconds = getattr(self.timeouts, step)
             try:
                 async with asyncio.timeout(seconds):
                     result = await call(self.primary)
@@ -146,6 +166,13 @@ class FallbackReasoner:
         result = await call(self.fallback)
         _LAST_FALLBACK.set(reason)
         return result
+
+    def _budget_left(self) -> float | None:
+        """Seconds the LLM may still take in this turn; None without a budget or a turn."""
+        started = _TURN_STARTED.get()
+        if self.turn_budget_s is None or started is None:
+            return None
+        return self.turn_budget_s - (self.clock() - started)
 
     def _failed(self, reason: str) -> str:
         if self.pause_s > 0:

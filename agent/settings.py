@@ -83,6 +83,10 @@ class LLMSettings(BaseModel):
     # A step (route, grade, answer…) that waits longer for the LLM, or whose call fails, is made
     # by the offline reasoner instead (agent.fallback_reasoner).
     step_timeout_s: float = Field(20.0, gt=0)
+    # What the LLM may take of one turn, all steps together: each step waits at most what is left,
+    # and the rest of the turn is made offline, so a slow provider cannot push a turn past the
+    # answer loop's own 90 s limit (which would end it with an error).
+    turn_budget_s: float = Field(60.0, gt=0, lt=90)
     # Retries of a failed LLM call (a 5xx, a 429, a dropped connection) before the step falls back.
     max_retries: int = Field(1, ge=0)
     # After a step fails on the LLM (timeout or error), later steps skip it this long; 0 = never.

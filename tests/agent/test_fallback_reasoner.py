@@ -21,7 +21,12 @@ from pydantic import SecretStr
 from rich.console import Console
 
 from agent.assistant import build_assistant, build_reasoner
-from agent.fallback_reasoner import FallbackReasoner, StepTimeouts, take_llm_fallback
+from agent.fallback_reasoner import (
+    FallbackReasoner,
+    StepTimeouts,
+    take_llm_fallback,
+    turn_starts,
+)
 from agent.llm_reasoner import LLMReasoner
 from agent.llms import PROBE, PROBE_TOKENS, build_llms, provider_errors
 from agent.offline import OfflineReasoner
@@ -59,9 +64,12 @@ class HandbookModel:
     instead: a slow reply, an HTTP error, garbage. ``calls`` lists the schemas asked for, in order.
     """
 
-    def __init__(self, broken: dict[str, Reply] | None = None, only_for: str = ""):
+    def __init__(
+        self, broken: dict[str, Reply] | None = None, only_for: str = "", delay_s: float = 0.0
+    ):
         self.broken = broken or {}
         self.only_for = only_for  # break only requests whose question contains this
+        self.delay_s = delay_s  # how long every good reply takes (a slow provider)
         self.calls: list[str] = []
         self.sentences: list[str] = []  # what it wrote as answers
 
@@ -81,8 +89,8 @@ class HandbookModel:
             return self.broken[schema]
         reply = self._reply(schema, user)
         if body.get("tools"):  # the forced tool call the request asks for
-            return Reply(tool_calls=[{"name": schema, "arguments": reply}])
-        return Reply(content=json.dumps(reply))
+            return Reply(tool_calls=[{"name": schema, "arguments": reply}], delay_s=self.delay_s)
+        return Reply(content=json.dumps(reply), delay_s=self.delay_s)
 
     def _reply(self, schema: str, user: str) -> dict:
         if schema == "RouteReply":
@@ -124,19 +132,25 @@ def offline(handbook_deps) -> OfflineReasoner:
     return reasoner
 
 
-def with_fallback(handbook_deps, settings: LLMSettings, timeouts=GENEROUS, pause_s=0.0):
+def with_fallback(
+    handbook_deps, settings: LLMSettings, timeouts=GENEROUS, pause_s=0.0, turn_budget_s=None
+):
     return FallbackReasoner(
         LLMReasoner(*build_llms(settings)),
         offline(handbook_deps),
         timeouts,
         recoverable=provider_errors(settings),
         pause_s=pause_s,
+        turn_budget_s=turn_budget_s,
     )
 
 
 def ask(handbook_deps, reasoner, user: str, text: str) -> Answer:
     assistant = build_assistant(handbook_deps, reasoner=reasoner)
     return asyncio.run(assistant.answer(turn(user, text)))
+
+
+STEPS = ("route", "plan", "grade", "rewrite", "answer", "check")
 
 
 def fallbacks(answer: Answer) -> dict[str, set[str]]:
@@ -190,6 +204,56 @@ def test_a_step_slower_than_its_timeout_falls_back_and_the_trace_says_so(
     assert grades and all(s.ms < 5000 for s in grades)  # it did not wait for the slow reply
     assert [s.step for s in answer.trace if s.step in ("answer", "check")] == ["answer", "check"]
     assert_cites_real_passages(handbook_deps, answer, "alice")
+
+
+def test_a_slow_llm_that_never_fails_spends_the_turns_budget_and_the_rest_is_offline(
+    handbook_deps, fake_openai
+):
+    # Every reply takes 1 s, far within the step timeout; the LLM's share of a turn is 2.5 s.
+    # Without the budget such a model, slower still, would outlast the loop's 90 s limit.
+    model = serve(fake_openai, HandbookModel(delay_s=1.0))
+    reasoner = with_fallback(handbook_deps, llm_settings(fake_openai), turn_budget_s=2.5)
+
+    answer = ask(handbook_deps, reasoner, *CARRY_OVER)
+
+    assert model.calls[0] == "RouteReply" and fallbacks(answer).get("route") is None
+    steps = [(s.step, s.llm_fallback) for s in answer.trace if s.step in STEPS]
+    first = next(i for i, (_, why) in enumerate(steps) if why)
+    cut_short = re.fullmatch(r"llm timeout after (\d+\.\d) s", steps[first][1])
+    assert cut_short and float(cut_short.group(1)) < 2.5, steps  # only what was left of 2.5 s
+    spent = "llm skipped: the turn's 2.5 s for the llm are spent"
+    assert steps[first + 1 :] and all(why == spent for _, why in steps[first + 1 :]), steps
+    assert answer.status == "answered"
+    assert_cites_real_passages(handbook_deps, answer, "alice")
+
+
+async def test_the_turn_budget_counts_from_the_turns_start_and_only_inside_a_turn(
+    handbook_deps, fake_openai
+):
+    now = [500.0]
+    reasoner = FallbackReasoner(
+        LLMReasoner(*build_llms(llm_settings(fake_openai))),
+        offline(handbook_deps),
+        GENEROUS,
+        turn_budget_s=10.0,
+        clock=lambda: now[0],
+    )
+    fake_openai.reply_json({"kind": "question", "question": "Hello?"})
+    assert await reasoner.route("Hello", []) == Route("question", "Hello?")  # no turn: no budget
+    assert take_llm_fallback() == ""
+
+    async def turn(started: float, after: float) -> str:
+        turn_starts(started)
+        now[0] = started + after
+        await reasoner.route("Hello", [])
+        return take_llm_fallback()
+
+    assert await asyncio.create_task(turn(1000.0, 10.5)) == (
+        "llm skipped: the turn's 10 s for the llm are spent"
+    )
+    fake_openai.reply_json({"kind": "question", "question": "Hello?"})
+    assert await asyncio.create_task(turn(2000.0, 9.0)) == ""  # a new turn, a new budget
+    assert len(fake_openai.requests) == 2
 
 
 def test_a_server_error_falls_back_for_that_step(handbook_deps, fake_openai):
@@ -383,6 +447,7 @@ def test_build_reasoner_wraps_the_llm_after_checking_that_it_answers(handbook_de
     assert isinstance(reasoner.primary, LLMReasoner)
     assert isinstance(reasoner.fallback, OfflineReasoner)
     assert reasoner.timeouts == StepTimeouts.every(7.5) and reasoner.pause_s == 12
+    assert reasoner.turn_budget_s == 60.0  # the default share of the loop's 90 s
     assert sorted(b["model"] for b in fake_openai.bodies) == ["fake", "fake-mini"]
     assert all(b["messages"][-1]["content"] == PROBE for b in fake_openai.bodies)
     assert all(b["max_tokens"] == PROBE_TOKENS for b in fake_openai.bodies)

@@ -10,6 +10,7 @@ turn retrieved, and a garbled or late reply is made by the offline reasoner, whi
 from __future__ import annotations
 
 import asyncio
+import re
 from types import SimpleNamespace
 from typing import get_args
 
@@ -32,9 +33,14 @@ pytestmark = pytest.mark.llm
 DIRECTORY = FileDirectory.load(ROOT / "examples" / "directory.yaml")
 QUESTION = ("alice", "How many vacation days can I carry over?")
 # The base model can run on (an endless list, a string never closed): cut there, such a reply is
-# unusable and its step made offline. A cut reply of 128 tokens takes ~4 s here, ~15 s when busy.
+# unusable and its step made offline. A cut reply of 128 tokens takes 3-20 s (the server's grammar
+# weighs every token of Gemma's 262k vocabulary), up to 50 s on a slow, busy machine.
 REPLY_TOKENS = 128
 STEP_TIMEOUT_S = 120.0
+# The LLM's share of a turn: what a deployment has by default. Steps after it is spent are made
+# offline, so a whole turn ends in about this long however slow the machine.
+TURN_BUDGET_S = 60.0
+SPENT = f"llm skipped: the turn's {TURN_BUDGET_S:g} s for the llm are spent"
 
 
 def settings(proxy: ReplyProxy, **overrides) -> LLMSettings:
@@ -44,6 +50,7 @@ def settings(proxy: ReplyProxy, **overrides) -> LLMSettings:
         model="gemma3-270m",
         structured_output="json_object",
         step_timeout_s=STEP_TIMEOUT_S,
+        turn_budget_s=TURN_BUDGET_S,
         max_reply_tokens=REPLY_TOKENS,
         max_retries=0,
         pause_after_failure_s=0,  # a late step must not send the steps after it offline
@@ -100,15 +107,21 @@ def assert_replies_meet_their_schema_or_were_cut(proxy: ReplyProxy) -> None:
     assert all(e.parsed or e.cut for e in replies), [e for e in replies if not e.parsed]
 
 
+def within_budget(reason: str) -> bool:
+    """The turn's budget ran out: the step waited only what was left, or was not asked at all."""
+    late = re.fullmatch(r"llm timeout after (\d+\.\d) s", reason)
+    return reason == SPENT or (late is not None and float(late.group(1)) <= TURN_BUDGET_S)
+
+
 def assert_fell_back_only_where_cut(answer: Answer, proxy: ReplyProxy, skip: str = "") -> None:
-    """A step the LLM did not make had its reply cut at max_tokens; nothing timed out or failed."""
+    """A step the LLM did not make had its reply cut at max_tokens, or came after the turn's budget
+    for the LLM was spent; nothing failed."""
     cut = {e.step for e in proxy.exchanges if e.cut}
     for step, reason in fallbacks(answer).items():
         if step != skip:
-            assert reason.startswith(f"llm reply unusable: {step}: ") and step in cut, (
-                step,
-                reason,
-            )
+            assert (
+                reason.startswith(f"llm reply unusable: {step}: ") and step in cut
+            ) or within_budget(reason), (step, reason)
 
 
 # ---------------------------------------------------------------- every step parses
@@ -184,24 +197,16 @@ def test_a_turn_ends_with_a_valid_answer_made_by_the_llm(handbook_deps, proxy):
 
 
 def test_a_garbled_reply_is_made_offline_and_the_trace_says_so(handbook_deps, proxy):
-    # A busy machine must not push the turn past the loop's 90 s: a slow step ends the LLM's part.
-    llm = settings(proxy, step_timeout_s=20.0, pause_after_failure_s=600)
-    reasoner = reasoner_for(handbook_deps, llm)
+    # The turn's budget, not the machine's speed, bounds how long the other steps take.
+    reasoner = reasoner_for(handbook_deps, settings(proxy))
     proxy.sabotage(garble=("route",))
 
     answer = ask(handbook_deps, reasoner, *QUESTION)
 
-    reasons = fallbacks(answer)
-    assert reasons.pop("route").startswith("llm reply unusable: route: ")
+    assert fallbacks(answer)["route"].startswith("llm reply unusable: route: ")
     garbled = {e.step for e in proxy.exchanges if e.sabotaged}
     assert garbled == {"route", "route (retry)"}  # retried once, in plain JSON
-    cut = {e.step for e in proxy.exchanges if e.cut}
-    for step, reason in reasons.items():
-        assert (
-            (reason.startswith(f"llm reply unusable: {step}: ") and step in cut)
-            or reason == "llm timeout after 20.0 s"
-            or reason.startswith("llm skipped for 600 s")
-        ), (step, reason)
+    assert_fell_back_only_where_cut(answer, proxy, skip="route")
     assert_valid_answer(answer)
 
 

@@ -32,6 +32,7 @@ STEPS = {
     "AnswerReply": "answer",
     "CheckReply": "check",
 }
+GARBLED_TOKENS = 16  # what a garbled request may cost the server
 # No brace, bracket or double quote survives: garbled text is never JSON, whole or repaired.
 _GARBLE = str.maketrans('{}[]"', "()<>'")
 
@@ -146,6 +147,10 @@ class _Handler(BaseHTTPRequestHandler):
             sabotaged = "held back"
         if base in self.proxy.garbled:
             sabotaged = "garbled"
+            # Its text is thrown away: the server need not write much of it (on a slow machine a
+            # full reply under the grammar takes tens of seconds).
+            body["max_tokens"] = min(body.get("max_tokens") or GARBLED_TOKENS, GARBLED_TOKENS)
+            raw = json.dumps(body).encode()
         t0 = time.perf_counter()
         self.finish_reason = ""
         text = self._forward("POST", raw, body, garble=base in self.proxy.garbled)

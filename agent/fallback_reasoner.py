@@ -38,13 +38,22 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from agent.passages import Passage
-from agent.reasoning import Check, Draft, Grade, Reasoner, Route, UnusableReply
+from agent.reasoning import (
+    Check,
+    Draft,
+    Grade,
+    Reasoner,
+    Route,
+    ToolCall,
+    ToolShelf,
+    UnusableReply,
+)
 from agent.turns import Message
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Step = Literal["route", "plan", "grade", "rewrite", "answer", "check"]
+Step = Literal["route", "tools", "plan", "grade", "rewrite", "answer", "check"]
 
 # Why the current task's last reasoner call was made offline; "" when the primary made it.
 _LAST_FALLBACK: ContextVar[str] = ContextVar("footnote_llm_fallback", default="")
@@ -76,10 +85,11 @@ class StepTimeouts:
     rewrite: float
     answer: float
     check: float
+    tools: float
 
     @classmethod
     def every(cls, seconds: float) -> StepTimeouts:
-        return cls(seconds, seconds, seconds, seconds, seconds, seconds)
+        return cls(seconds, seconds, seconds, seconds, seconds, seconds, seconds)
 
 
 class FallbackReasoner:
@@ -104,6 +114,11 @@ class FallbackReasoner:
 
     async def route(self, text: str, history: Sequence[Message]) -> Route:
         return await self._step("route", lambda r: r.route(text, history))
+
+    async def pick_tools(
+        self, question: str, history: Sequence[Message], offered: ToolShelf
+    ) -> list[ToolCall]:
+        return await self._step("tools", lambda r: r.pick_tools(question, history, offered))
 
     async def plan(self, question: str) -> list[str]:
         return await self._step("plan", lambda r: r.plan(question))

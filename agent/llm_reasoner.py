@@ -20,6 +20,12 @@ What the provider does (an HTTP error, a refused connection) and what our setup 
 bad key, a broken prompt file) is raised as it is; ``FallbackReasoner`` decides which of those a
 step survives.
 
+The tool step (``pick_tools``) is the one call that is not structured: the cheap model gets the
+turn's tools as LlamaIndex tools over its provider's native tool calling (OpenAI ``tools`` /
+``tool_calls``) and may call none, one or several. Each call must name an offered tool and carry
+JSON arguments that meet that tool's schema (``agent.tools.ARGS``); one that does not makes the
+reply unusable, and the step is made offline. The calls are returned, never run here.
+
 Passages reach every prompt as untrusted data inside ``<documents>``, one ``<passage n=…>`` each,
 with any tag that could close the wrapper defused; the prompts say that text there is to be
 quoted, never obeyed.
@@ -36,11 +42,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole, ToolCallBlock
 from llama_index.core.llms import LLM
 from llama_index.core.output_parsers.utils import extract_json_str
 from llama_index.core.prompts import ChatPromptTemplate
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from agent.passages import Passage
 from agent.reasoning import (
@@ -51,6 +57,8 @@ from agent.reasoning import (
     Route,
     RouteKind,
     Sentence,
+    ToolCall,
+    ToolShelf,
     UnusableReply,
 )
 from agent.turns import Message
@@ -69,6 +77,7 @@ PROMPT_VARS: dict[str, set[str]] = {
     "rewrite": {"question", "documents", "mode", "tried"},
     "answer": {"question", "subquestions", "documents", "facts"},
     "check": {"question", "draft", "documents", "facts"},
+    "tools": {"history", "question"},
 }
 # Exceptions a model's reply causes inside LlamaIndex's structured-output code: no tool call,
 # invalid JSON, a schema mismatch (pydantic's ValidationError is a ValueError).
@@ -182,6 +191,39 @@ class LLMReasoner:
         title = ((reply.ticket_title or "").strip() or question[:80]) if kind == "ticket" else None
         smalltalk = ((reply.reply or "").strip() or None) if kind == "smalltalk" else None
         return Route(kind, question, customer_id=customer_id, ticket_title=title, reply=smalltalk)
+
+    async def pick_tools(
+        self, question: str, history: Sequence[Message], offered: ToolShelf
+    ) -> list[ToolCall]:
+        """The calls the cheap model makes, each checked against the offered tool's schema;
+        ``UnusableReply`` when one names no offered tool or its arguments do not fit. A model
+        without tool calling is offered nothing (the loop's routing reaches the tools)."""
+        if not self.cheap.metadata.is_function_calling_model:
+            return []
+        from llama_index.core.llms.function_calling import FunctionCallingLLM
+
+        if not isinstance(self.cheap, FunctionCallingLLM):
+            return []
+        tools = {t.metadata.name: t for t in offered()}
+        messages = self.prompts["tools"].format_messages(
+            None, history=history_block(history), question=_defuse(question)
+        )
+        response = await self.cheap.achat_with_tools(
+            list(tools.values()), chat_history=messages, allow_parallel_tool_calls=True
+        )
+        calls = []
+        for name, raw in _tool_calls(response):
+            tool = tools.get(name)
+            schema = tool.metadata.fn_schema if tool is not None else None
+            if schema is None:
+                raise UnusableReply("tools: a call names no offered tool")
+            try:
+                args = json.loads(raw) if isinstance(raw, str) else raw
+                checked = schema.model_validate(args)
+            except (ValidationError, ValueError):
+                raise UnusableReply(f"tools: {name} arguments do not fit its schema") from None
+            calls.append(ToolCall(name, checked.model_dump(exclude_none=True)))
+        return calls
 
     async def plan(self, question: str) -> list[str]:
         """``[question]`` when the model finds one part (or none)."""
@@ -354,6 +396,16 @@ async def _chat_json(
     return response.message.content or ""
 
 
+def _tool_calls(response: ChatResponse) -> list[tuple[str, str | dict[str, Any]]]:
+    """(name, raw arguments) of every tool call in a reply, the arguments as the wire had them:
+    LlamaIndex's own reader would mend broken JSON or turn it into ``{}``."""
+    return [
+        (b.tool_name, b.tool_kwargs)
+        for b in response.message.blocks
+        if isinstance(b, ToolCallBlock)
+    ]
+
+
 def _brief(e: Exception, limit: int = 300) -> str:
     text = f"{type(e).__name__}: {e}"
     return text if len(text) <= limit else text[:limit] + "…"
@@ -363,7 +415,7 @@ def _brief(e: Exception, limit: int = 300) -> str:
 
 
 def load_prompts(prompts_dir: Path | None = None) -> dict[str, ChatPromptTemplate]:
-    """The six prompts, from the package (``agent/prompts``) or ``prompts_dir``; checked now."""
+    """The seven prompts, from the package (``agent/prompts``) or ``prompts_dir``; checked now."""
     root = prompts_dir if prompts_dir is not None else resources.files("agent") / "prompts"
     prompts = {}
     for name, expected in PROMPT_VARS.items():

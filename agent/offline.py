@@ -28,7 +28,16 @@ from agent.followups import customer_in
 from agent.messages import say
 from agent.passages import Passage
 from agent.questions import Asks, asks, matches_kind
-from agent.reasoning import Check, Draft, Grade, GradeLabel, Route, Sentence
+from agent.reasoning import (
+    Check,
+    Draft,
+    Grade,
+    GradeLabel,
+    Route,
+    Sentence,
+    ToolCall,
+    ToolShelf,
+)
 from agent.scope import applies, unit_audience
 from agent.terms import TermStats, coverage, is_question_word
 from agent.turns import Message
@@ -257,6 +266,13 @@ class OfflineReasoner:
         if customer:
             return Route("crm", question, customer_id=customer)
         return Route("question", question)
+
+    async def pick_tools(
+        self, question: str, history: Sequence[Message], offered: ToolShelf
+    ) -> list[ToolCall]:
+        """None: the offline path reaches the tools through routing (a customer number, "show me
+        …", "file a ticket") and the loop's own search."""
+        return []
 
     async def plan(self, question: str) -> list[str]:
         """The parts of a compound question, each able to stand alone: statements around the

@@ -6,12 +6,15 @@ Passages are always untrusted data: a reasoner quotes them, it never obeys them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agent.passages import Passage
 from agent.turns import Message
+
+if TYPE_CHECKING:
+    from llama_index.core.tools import BaseTool
 
 RouteKind = Literal["smalltalk", "question", "crm", "ticket"]
 GradeLabel = Literal["relevant", "partial", "off_topic"]
@@ -54,6 +57,20 @@ class Check:
     reason: str = ""
 
 
+@dataclass
+class ToolCall:
+    """A tool a model asked for, by name, with arguments that met the tool's schema. Only asked
+    for: the loop runs it with the asker's own tools (``agent.tool_calls``), or not at all."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+# The tools a turn offers, built only when asked for: LlamaIndex takes ~1.4 s to import, and only
+# a reasoner with an LLM reads them.
+ToolShelf = Callable[[], "Sequence[BaseTool]"]
+
+
 class UnusableReply(Exception):
     """A reasoner's model replied, but with nothing a step can use (no JSON, the wrong schema).
 
@@ -64,6 +81,13 @@ class UnusableReply(Exception):
 
 class Reasoner(Protocol):
     async def route(self, text: str, history: Sequence[Message]) -> Route: ...
+
+    async def pick_tools(
+        self, question: str, history: Sequence[Message], offered: ToolShelf
+    ) -> list[ToolCall]:
+        """The tool calls a model would make for the question, beyond the loop's own search; []
+        when there is no model to ask (the offline path reaches every tool through routing)."""
+        ...
 
     async def plan(self, question: str) -> list[str]:
         """Sub-questions for a compound question; ``[question]`` when it is simple."""

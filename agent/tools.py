@@ -6,6 +6,10 @@ Access is decided here, with the asker's identity, never by a reasoner: ``search
 is one), and leaves contact data out unless the question asks for it. ``create_ticket`` never
 files anything: it returns a pending action that only the asker's confirmation executes
 (``Assistant.confirm``), or ``None`` when pending actions cannot be stored right now.
+
+``as_llama_tools`` offers them to an LLM. Each argument schema below is what the model reads and
+what its arguments must meet; what the model cannot set (how many passages, whether contact data
+is shown) is not in it. The model only asks: the loop runs the calls (``agent.tool_calls``).
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.actions import PendingActions, StateUnavailable
 from agent.desk import CRM, CustomerRecord
@@ -33,6 +39,50 @@ log = logging.getLogger(__name__)
 
 NO_CRM_ACCESS = "you don't have access to customer records"
 NO_CRM_ACCESS_HERE = "not everyone here may read customer records; ask me in a direct message"
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SearchArgs(_Args):
+    """Search the company documents the asker may read, with a query of your own."""
+
+    query: str = Field(min_length=1, max_length=500, description="the search query")
+    updated_after: str | None = Field(
+        None,
+        pattern=r"^\d{4}-\d{2}-\d{2}$",
+        description="only documents updated after this date (YYYY-MM-DD)",
+    )
+
+
+class DocumentArgs(_Args):
+    """Read one whole document, section by section, if the asker may read it."""
+
+    doc_id: str = Field(min_length=1, max_length=200, description="the document's id or its title")
+
+
+class CustomerArgs(_Args):
+    """Look up one customer in the CRM: plan, status and orders."""
+
+    customer_id: str = Field(
+        pattern=r"^#?\d{1,12}$", description="the customer number, digits only"
+    )
+
+
+class TicketArgs(_Args):
+    """Propose a help-desk ticket; it is filed only if the asker confirms."""
+
+    title: str = Field(min_length=1, max_length=120, description="a short title")
+    body: str = Field(max_length=4000, description="what the ticket is about")
+
+
+ARGS: dict[str, type[_Args]] = {
+    "search_docs": SearchArgs,
+    "get_document": DocumentArgs,
+    "query_crm": CustomerArgs,
+    "create_ticket": TicketArgs,
+}
 
 
 @dataclass
@@ -137,12 +187,19 @@ class TurnTools:
         return action
 
     def as_llama_tools(self) -> list[FunctionTool]:
+        """The four tools for an LLM's native tool calling, each bound to this asker."""
         # Imported here: LlamaIndex's core takes ~1.4 s to import and only an LLM uses tools.
         from llama_index.core.tools import FunctionTool
 
+        fns: dict[str, Callable[..., object]] = {
+            "search_docs": self.search_docs,
+            "get_document": self.get_document,
+            "query_crm": self.query_crm,
+            "create_ticket": self.create_ticket,
+        }
         return [
-            FunctionTool.from_defaults(fn=self.search_docs, name="search_docs"),
-            FunctionTool.from_defaults(fn=self.get_document, name="get_document"),
-            FunctionTool.from_defaults(fn=self.query_crm, name="query_crm"),
-            FunctionTool.from_defaults(fn=self.create_ticket, name="create_ticket"),
+            FunctionTool.from_defaults(
+                fn=fns[name], name=name, description=args.__doc__ or name, fn_schema=args
+            )
+            for name, args in ARGS.items()
         ]

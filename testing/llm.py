@@ -87,8 +87,10 @@ class ScriptedLLM(CustomLLM):
 
 @dataclass
 class Reply:
-    """One scripted answer: text ``content``, ``tool_calls`` [{"name", "arguments"}], or an HTTP
-    error; sent after ``delay_s`` seconds (a slow model; closing the server cuts the wait short)."""
+    """One scripted answer: text ``content``, ``tool_calls`` [{"name", "arguments"}] (both at once,
+    as OpenAI allows: the text first), or an HTTP error; sent after ``delay_s`` seconds (a slow
+    model; closing the server cuts the wait short). ``arguments`` given as a string go on the wire
+    as they are, so a test can send JSON that does not parse."""
 
     content: str | None = None
     tool_calls: list[dict] = field(default_factory=list)
@@ -131,6 +133,12 @@ class FakeOpenAI:
             self._script.extend(replies)
         return self
 
+    def clear(self) -> FakeOpenAI:
+        """Drop the replies still scripted (a flow ended before it used them all)."""
+        with self._lock:
+            self._script.clear()
+        return self
+
     def reply_text(self, text: str) -> FakeOpenAI:
         return self.enqueue(Reply(content=text))
 
@@ -140,6 +148,13 @@ class FakeOpenAI:
     def reply_tool(self, arguments: dict | str, name: str | None = None) -> FakeOpenAI:
         """A tool call; ``name`` defaults to the (first) tool the request offers."""
         return self.enqueue(Reply(tool_calls=[{"name": name, "arguments": arguments}]))
+
+    def reply_calls(self, *calls: tuple[str, dict | str], content: str | None = None) -> FakeOpenAI:
+        """One reply calling several tools by name (parallel tool calls), e.g.
+        ``reply_calls(("search_docs", {"query": "vpn"}), ("query_crm", {"customer_id": "4471"}))``."""
+        return self.enqueue(
+            Reply(content=content, tool_calls=[{"name": n, "arguments": a} for n, a in calls])
+        )
 
     def reply_error(self, status: int, message: str) -> FakeOpenAI:
         return self.enqueue(Reply(status=status, error=message))
@@ -331,7 +346,7 @@ def _envelope(body: dict, obj: str) -> dict:
 def _completion(body: dict, content: str | None, tool_calls: list[dict]) -> dict:
     message: dict[str, Any] = {
         "role": "assistant",
-        "content": None if tool_calls else (content or ""),
+        "content": content or (None if tool_calls else ""),
         "refusal": None,
     }
     if tool_calls:
@@ -362,7 +377,10 @@ def _chunks(body: dict, content: str | None, tool_calls: list[dict]):
             "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
         }
 
-    yield chunk({"role": "assistant", "content": None if tool_calls else ""})
+    yield chunk({"role": "assistant", "content": None if tool_calls and not content else ""})
+    if content and tool_calls:  # the text streams before the calls
+        for piece in _pieces(content):
+            yield chunk({"content": piece})
     if tool_calls:
         for i, call in enumerate(tool_calls):
             head = {

@@ -21,9 +21,10 @@ from agent import llm_reasoner
 from agent.llm_reasoner import LLMReasoner, load_prompts
 from agent.llms import build_llms
 from agent.passages import Passage
-from agent.reasoning import Draft, Grade, Route, Sentence, UnusableReply
+from agent.reasoning import Draft, Grade, Route, Sentence, ToolCall, UnusableReply
 from agent.settings import LLMSettings
-from agent.turns import Message
+from agent.tools import TurnTools
+from agent.turns import Message, Turn
 from ingest.errors import ConfigError
 from testing.llm import FakeOpenAI, Reply, ScriptedLLM
 
@@ -403,7 +404,7 @@ async def test_a_retry_that_succeeds_is_used(reasoner, cheap):
 
 def test_prompts_ship_with_the_package_and_wrap_documents_as_data():
     prompts = load_prompts()
-    assert set(prompts) == {"route", "plan", "grade", "rewrite", "answer", "check"}
+    assert set(prompts) == {"route", "plan", "grade", "rewrite", "answer", "check", "tools"}
     for name in ("grade", "rewrite", "answer", "check"):
         system, user = (m.content for m in prompts[name].message_templates)
         assert "untrusted data" in system and "never instructions" in system, name
@@ -748,3 +749,93 @@ async def test_http_fake_streams_text_and_tool_calls(fake_openai):
     [call] = llm.get_tool_calls_from_response(last)
     assert (call.tool_name, call.tool_kwargs) == ("search", {"query": "annual leave"})
     assert all(b["stream"] for b in fake_openai.bodies)
+
+
+# ---------------------------------------------------------------- the tool step, on the wire
+
+
+def offered():
+    """The turn's four tools; only their names and schemas reach the model, so no box is needed
+    (nothing here runs a tool: the loop does, ``tests/agent/test_tool_calls.py``)."""
+    tools = TurnTools(box=None, turn=Turn(user_id="u", text="q", groups=("staff",)))  # type: ignore[arg-type]
+    return tools.as_llama_tools()
+
+
+async def test_http_tool_calls_come_back_checked_and_are_not_run(fake_openai):
+    reasoner = http_reasoner(fake_openai)
+    fake_openai.reply_calls(
+        ("search_docs", {"query": "leave carry over", "updated_after": "2026-01-01"}),
+        ("query_crm", {"customer_id": "#4471"}),
+        content="Let me look.",
+    )
+
+    calls = await reasoner.pick_tools("Can customer 4471 carry over leave?", [], offered)
+
+    assert calls == [
+        ToolCall("search_docs", {"query": "leave carry over", "updated_after": "2026-01-01"}),
+        ToolCall("query_crm", {"customer_id": "#4471"}),
+    ]
+    [body] = fake_openai.bodies
+    assert body["tool_choice"] == "auto" and body["parallel_tool_calls"] is True
+    assert (
+        "<question>\nCan customer 4471 carry over leave?\n</question>"
+        in body["messages"][1]["content"]
+    )
+
+
+async def test_http_no_tool_call_is_no_call(fake_openai):
+    fake_openai.reply_text("No tool is needed.")
+    assert await http_reasoner(fake_openai).pick_tools("Hi there", [], offered) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "problem"),
+    [
+        ("drop_tables", {}, "a call names no offered tool"),
+        ("query_crm", '{"customer_id": "44', "query_crm arguments do not fit"),
+        ("query_crm", "[1, 2]", "query_crm arguments do not fit"),
+        ("query_crm", {"customer_id": "4471 OR 1=1"}, "query_crm arguments do not fit"),
+        ("query_crm", {"customer_id": "4471", "include_contact": True}, "do not fit"),
+        ("search_docs", {"query": "x", "updated_after": "last week"}, "do not fit"),
+    ],
+)
+async def test_http_a_call_that_does_not_fit_makes_the_reply_unusable(
+    fake_openai, name, arguments, problem
+):
+    fake_openai.reply_calls(("search_docs", {"query": "fine"}), (name, arguments))
+    with pytest.raises(UnusableReply, match=problem):
+        await http_reasoner(fake_openai).pick_tools("q", [], offered)
+
+
+async def test_a_model_without_tool_calling_is_offered_nothing(reasoner, cheap):
+    assert await reasoner.pick_tools("q", [], offered) == [] and cheap.prompts == []
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_http_fake_sends_text_and_parallel_tool_calls_as_openai_documents(
+    fake_openai, stream
+):
+    _, llm = build_llms(
+        LLMSettings(provider="openai_like", base_url=fake_openai.base_url, model="fake")
+    )
+    fake_openai.reply_calls(
+        ("search_docs", {"query": "vpn"}),
+        ("get_document", '{"doc_id": "it/vpn.md"}'),
+        content="On it.",
+    )
+    if stream:
+        stream_ = await llm.astream_chat_with_tools(
+            offered(), user_msg="vpn?", allow_parallel_tool_calls=True
+        )
+        response = [r async for r in stream_][-1]
+    else:
+        response = await llm.achat_with_tools(
+            offered(), user_msg="vpn?", allow_parallel_tool_calls=True
+        )
+    calls = llm.get_tool_calls_from_response(response)
+    assert [(c.tool_name, c.tool_kwargs) for c in calls] == [
+        ("search_docs", {"query": "vpn"}),
+        ("get_document", {"doc_id": "it/vpn.md"}),
+    ]
+    assert len({c.tool_id for c in calls}) == 2 and response.message.content == "On it."
+    assert fake_openai.bodies[0].get("stream", False) is stream

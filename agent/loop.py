@@ -1,5 +1,9 @@
-"""The answer loop as a LlamaIndex Workflow: route → plan → search → grade → (rewrite | broaden →
-search again, at most 3 rounds) → answer → check → reply.
+"""The answer loop as a LlamaIndex Workflow: route → tools → plan → search → grade → (rewrite |
+broaden → search again, at most 3 rounds) → answer → check → reply.
+
+The tools step asks the reasoner which tools to call beyond the loop's own search (an LLM's native
+tool calling; the offline reasoner asks for none, its routing reaches them) and runs them with the
+asker's tools (``agent.tool_calls``).
 
 All per-turn state travels in ``Run`` inside the events, so concurrent turns share nothing but
 the read-only dependencies on the workflow.
@@ -33,6 +37,7 @@ from agent.passages import Passage
 from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.scope import applies, asked_for, audiences_of
 from agent.telemetry import TurnTelemetry
+from agent.tool_calls import Outcome, run_call
 from agent.tools import NO_CRM_ACCESS_HERE, TurnTools
 from agent.turns import Answer, Citation, Status, TraceStep, Turn, quoted
 from ingest.chunk import count_tokens
@@ -44,6 +49,8 @@ MAX_PASSAGES = 8
 # searched at most MAX_ROUNDS times with a query of at most MAX_QUERY_CHARS.
 MAX_SUBQUESTIONS = 4
 MAX_QUERY_CHARS = 500
+# Tool calls a model may make per turn; the rest of a longer list is left out.
+MAX_TOOL_CALLS = 4
 # Small-to-big: a passage under THIN_TOKENS on one line is read with its whole section, when the
 # section is at most MAX_SECTION_TOKENS long.
 THIN_TOKENS = 8
@@ -80,6 +87,8 @@ class Run:
     audiences_searched: bool = False
     facts: list[str] = field(default_factory=list)  # tool results, as lines (for the LLM's prompt)
     tool_results: list[Passage] = field(default_factory=list)  # tool results, citable passages
+    # passages a model's own tool calls found, graded with every sub-question's search results
+    tool_found: list[Passage] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # our own remarks for the answer (CRM access)
     lang: str = "en"
     trace: list[TraceStep] = field(default_factory=list)
@@ -89,13 +98,16 @@ class Run:
         if self.progress is not None:
             await self.progress(text)
 
-    def record(self, step_name: str, t0: float, **kw: Any) -> None:
+    def record(self, step_name: str, t0: float, llm_fallback: str | None = None, **kw: Any) -> None:
+        """``llm_fallback``: why the step's reasoner call fell back, when the caller took it
+        already; by default it is taken here."""
         self.trace.append(
             TraceStep(
                 round=self.round,
                 step=step_name,
                 ms=round((time.perf_counter() - t0) * 1000, 1),
-                llm_fallback=take_llm_fallback(),  # set by the reasoner call this step just made
+                # set by the reasoner call this step just made
+                llm_fallback=take_llm_fallback() if llm_fallback is None else llm_fallback,
                 **kw,
             )
         )
@@ -115,6 +127,10 @@ class RunStart(StartEvent):
 
 class _Ev(Event):
     run: Run
+
+
+class ToolsEvent(_Ev):
+    pass
 
 
 class PlanEvent(_Ev):
@@ -140,7 +156,7 @@ class AnswerLoop(Workflow):
         self.fallback = fallback  # an optional second source, tried when the rounds find nothing
 
     @step
-    async def route(self, ev: RunStart) -> PlanEvent | StopEvent:
+    async def route(self, ev: RunStart) -> ToolsEvent | StopEvent:
         run = ev.run
         t0 = time.perf_counter()
         run.lang = detect_lang(run.turn.text)
@@ -214,6 +230,65 @@ class AnswerLoop(Workflow):
                 passage = tool_passage(record, run.turn.today or date.today(), run.lang)
                 run.tool_results.append(passage)
                 run.facts = passage.text.splitlines()
+        return ToolsEvent(run=run)
+
+    @step
+    async def tools(self, ev: ToolsEvent) -> PlanEvent | StopEvent:
+        """The tools a model asks for, run as the asker; recorded only when some were asked for
+        or the model's choice fell back."""
+        run = ev.run
+        assert run.route is not None  # the route step set it
+        t0 = time.perf_counter()
+        calls = await self.reasoner.pick_tools(
+            run.route.question, run.turn.history, run.tools.as_llama_tools
+        )
+        fell_back = take_llm_fallback()
+        calls = calls[:MAX_TOOL_CALLS]
+        if not calls and not fell_back:
+            return PlanEvent(run=run)
+        run.record(
+            "tools",
+            t0,
+            llm_fallback=fell_back,
+            decision=f"{len(calls)} call(s)",
+            queries=[
+                f"{c.name}({', '.join(f'{k}={v!r}' for k, v in c.arguments.items())})"
+                for c in calls
+            ],
+        )
+        contact = bool(_ASKS_CONTACT.search(run.turn.text))
+        today = run.turn.today or date.today()
+        for call in calls:
+            t1 = time.perf_counter()
+            outcome = await asyncio.to_thread(
+                run_call,
+                run.tools,
+                call,
+                question=run.turn.text,
+                contact=contact,
+                today=today,
+                lang=run.lang,
+            )
+            run.record(
+                call.name,
+                t1,
+                llm_fallback="",
+                decision=outcome.decision,
+                reason=_call_reason(outcome),
+                hits=len(outcome.found) + (outcome.record is not None),
+            )
+            if outcome.pending is not None:  # the asker confirms, or nothing is filed
+                text = say(run.lang, "ticket_proposal", title=quoted(outcome.pending.title))
+                return StopEvent(
+                    result=Answer(
+                        text,
+                        "needs_confirmation",
+                        pending_action=outcome.pending,
+                        trace=run.trace,
+                        lang=run.lang,
+                    )
+                )
+            _merge(run, outcome)
         return PlanEvent(run=run)
 
     @step
@@ -237,6 +312,10 @@ class AnswerLoop(Workflow):
             :MAX_SUBQUESTIONS
         ] or [question[:MAX_QUERY_CHARS]]
         run.queries = {q: q for q in run.subquestions}
+        for sq in run.subquestions:  # what a model's tool calls found is graded for every part
+            pool = run.pool.setdefault(sq, {})
+            for p in run.tool_found:
+                pool.setdefault(p.chunk_id, p)
         run.record(
             "plan",
             t0,
@@ -443,6 +522,27 @@ class AnswerLoop(Workflow):
             dropped=dropped,
         )
         return draft, bool(draft.sentences) and check.answers_question
+
+
+def _merge(run: Run, outcome: Outcome) -> None:
+    """A call's passages, record and note join the turn's, each once."""
+    seen = {p.chunk_id for p in run.tool_found}
+    run.tool_found += [p for p in outcome.found if p.chunk_id not in seen]
+    record = outcome.record
+    if record is not None and all(p.chunk_id != record.chunk_id for p in run.tool_results):
+        run.tool_results.append(record)
+        run.facts += record.text.splitlines()
+    if outcome.note and outcome.note not in run.notes:
+        run.notes.append(outcome.note)
+
+
+def _call_reason(outcome: Outcome) -> str:
+    """What the trace says a call was about: the document, customer or ticket it named."""
+    if outcome.found:
+        return ", ".join(dict.fromkeys(p.doc_id for p in outcome.found))
+    if outcome.record is not None:
+        return outcome.record.doc_id
+    return ""
 
 
 def _thin(p: Passage) -> bool:

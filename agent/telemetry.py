@@ -43,9 +43,9 @@ if TYPE_CHECKING:
     from ingest.pipeline import IngestReport
 
 STATUSES = ("answered", "partial", "unknown", "needs_confirmation", "smalltalk", "error")
-TOOLS = ("search_docs", "query_crm", "create_ticket", "fallback_search")
+TOOLS = ("search_docs", "get_document", "query_crm", "create_ticket", "fallback_search")
 INGEST_OUTCOMES = ("added", "updated", "unchanged", "deleted", "failed")
-REASONER_STEPS = ("route", "plan", "grade", "rewrite", "broaden", "answer", "check")
+REASONER_STEPS = ("route", "tools", "plan", "grade", "rewrite", "broaden", "answer", "check")
 
 
 class Metrics:
@@ -256,7 +256,9 @@ class Telemetry:
 def tool_calls(answer: Answer) -> dict[str, int]:
     """Tool calls, read back from the trace: the loop records every call it makes there."""
     return {
-        "search_docs": sum(len(s.queries) for s in answer.trace if s.step == "search"),
+        "search_docs": sum(len(s.queries) for s in answer.trace if s.step == "search")
+        + sum(1 for s in answer.trace if s.step == "search_docs"),  # a model's own searches
+        "get_document": sum(1 for s in answer.trace if s.step == "get_document"),
         "query_crm": sum(1 for s in answer.trace if s.step == "query_crm"),
         "create_ticket": int(answer.pending_action is not None),
         "fallback_search": sum(1 for s in answer.trace if s.step == "fallback"),

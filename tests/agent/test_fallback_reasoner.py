@@ -60,14 +60,20 @@ def _between(text: str, tag: str) -> str:
 class HandbookModel:
     """A model that does each step well, from what the request holds, on the OpenAI wire.
 
-    ``broken`` maps a step's reply schema ("GradeReply", "AnswerReply"…) to what that step gets
-    instead: a slow reply, an HTTP error, garbage. ``calls`` lists the schemas asked for, in order.
+    ``broken`` maps a step's reply schema ("GradeReply", "AnswerReply"…, "tools" for the tool step)
+    to what that step gets instead: a slow reply, an HTTP error, garbage. ``picks`` are the tool
+    step's calls ({"name", "arguments"}), none by default. ``calls`` lists the schemas asked for.
     """
 
     def __init__(
-        self, broken: dict[str, Reply] | None = None, only_for: str = "", delay_s: float = 0.0
+        self,
+        broken: dict[str, Reply] | None = None,
+        only_for: str = "",
+        picks: list[dict] | None = None,
+        delay_s: float = 0.0,
     ):
         self.broken = broken or {}
+        self.picks = picks or []
         self.only_for = only_for  # break only requests whose question contains this
         self.delay_s = delay_s  # how long every good reply takes (a slow provider)
         self.calls: list[str] = []
@@ -75,7 +81,10 @@ class HandbookModel:
 
     def __call__(self, body: dict) -> Reply:
         fmt = body.get("response_format") or {}
-        if body.get("tools"):
+        offered = [t["function"]["name"] for t in body.get("tools") or []]
+        if "search_docs" in offered:  # the tool step: the turn's tools, none forced
+            schema = "tools"
+        elif body.get("tools"):
             schema = body["tools"][0]["function"]["name"]
         elif fmt.get("type") == "json_schema":
             schema = fmt["json_schema"]["name"]
@@ -87,6 +96,8 @@ class HandbookModel:
         user = body["messages"][1]["content"]
         if schema in self.broken and self.only_for in user:
             return self.broken[schema]
+        if schema == "tools":
+            return Reply(content="", tool_calls=self.picks, delay_s=self.delay_s)
         reply = self._reply(schema, user)
         if body.get("tools"):  # the forced tool call the request asks for
             return Reply(tool_calls=[{"name": schema, "arguments": reply}], delay_s=self.delay_s)
@@ -184,7 +195,14 @@ def test_a_working_llm_makes_every_step_and_nothing_falls_back(handbook_deps, fa
     answer = ask(handbook_deps, reasoner, *CARRY_OVER)
 
     assert fallbacks(answer) == {}
-    assert model.calls == ["RouteReply", "PlanReply", "GradeReply", "AnswerReply", "CheckReply"]
+    assert model.calls == [
+        "RouteReply",
+        "tools",
+        "PlanReply",
+        "GradeReply",
+        "AnswerReply",
+        "CheckReply",
+    ]
     assert model.sentences[0] in answer.text  # the model's answer, not an offline one
     assert_cites_real_passages(handbook_deps, answer, "alice")
 
@@ -288,7 +306,7 @@ def test_a_refused_connection_makes_the_turn_the_offline_reasoners(handbook_deps
     first, *rest = [s for s in answer.trace if s.llm_fallback]
     assert (first.step, first.llm_fallback) == ("route", "llm error: APIConnectionError")
     assert rest and all(s.llm_fallback.startswith("llm skipped for 30 s") for s in rest)
-    assert {s.step for s in rest} >= {"plan", "grade", "answer", "check"}
+    assert {s.step for s in rest} >= {"tools", "plan", "grade", "answer", "check"}
     assert_cites_real_passages(handbook_deps, answer, "alice")
     alone = ask(handbook_deps, offline(handbook_deps), *CARRY_OVER)
     assert (answer.text, answer.citations) == (alone.text, alone.citations)

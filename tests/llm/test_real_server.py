@@ -23,6 +23,7 @@ from agent.llms import build_llms
 from agent.reasoning import Check, Draft, Grade, Route, Sentence, UnusableReply
 from agent.retrieval import Passage
 from agent.settings import LLMSettings
+from agent.tools import ARGS
 from agent.turns import Answer, Status, Turn
 from bot.directory import FileDirectory
 from tests.conftest import ROOT
@@ -247,3 +248,22 @@ def test_a_reply_later_than_the_step_timeout_is_made_offline_and_the_trace_says_
     route = next(s for s in answer.trace if s.step == "route")
     assert route.ms < 4000  # it did not wait for the late reply
     assert_valid_answer(answer)
+
+
+def test_the_tool_step_parses_or_falls_back_and_the_turn_ends_valid(handbook_deps, proxy):
+    """The turn's tools go to the server natively (``tools``, none forced); whatever comes back,
+    no call or calls that fit, or a reply that does not (made offline), the turn ends valid."""
+    reasoner = reasoner_for(handbook_deps, settings(proxy))
+
+    answer = ask(handbook_deps, reasoner, "dave", "Which plan is customer #4471 on?")
+
+    [tools] = [e for e in proxy.exchanges if e.step == "tools"]
+    assert not tools.stream
+    reason = fallbacks(answer).get("tools", "")
+    assert not reason or reason.startswith("llm reply unusable: tools: "), reason
+    ran = [s for s in answer.trace if s.step in ARGS and s.llm_fallback == ""]
+    assert all(s.decision in ("found", "none", "denied", "missing", "proposed") for s in ran)
+    if answer.status != "needs_confirmation":  # a model's create_ticket only proposes one
+        assert_valid_answer(answer)
+    else:
+        assert answer.pending_action is not None and answer.pending_action.user_id == "dave"

@@ -47,10 +47,16 @@ class Exchange:
     cut: bool = False  # the server stopped at max_tokens (finish_reason "length")
 
 
+TOOLS = "tools"  # the tool step: the turn's tools offered, none forced; its "schema" too
+
+
 def step_of(body: dict) -> tuple[str, str]:
     """(step, schema) a chat request is for; ("probe", "") for anything else."""
     fmt = body.get("response_format") or {}
     schema = ""
+    offered = [t.get("function", {}).get("name") for t in body.get("tools") or []]
+    if "search_docs" in offered:
+        return TOOLS, TOOLS
     if fmt.get("type") == "json_schema":
         schema = fmt["json_schema"]["name"]
     elif fmt.get("type") == "json_object":
@@ -67,6 +73,8 @@ def step_of(body: dict) -> tuple[str, str]:
 
 
 def meets_schema(schema: str, text: str) -> bool:
+    if schema == TOOLS:  # text or tool calls are both replies; the reasoner checks each call
+        return True
     cls: type[BaseModel] | None = getattr(llm_reasoner, schema, None) if schema else None
     if cls is None:
         return False

@@ -252,7 +252,9 @@ class AnswerLoop(Workflow):
             llm_fallback=fell_back,
             decision=f"{len(calls)} call(s)",
             queries=[
-                f"{c.name}({', '.join(f'{k}={v!r}' for k, v in c.arguments.items())})"
+                f"{c.name}({', '.join(f'{k}={v!r}' for k, v in c.arguments.items())})"[
+                    :MAX_QUERY_CHARS
+                ]
                 for c in calls
             ],
         )

@@ -208,9 +208,12 @@ class LLMReasoner:
         messages = self.prompts["tools"].format_messages(
             None, history=history_block(history), question=_defuse(question)
         )
-        response = await self.cheap.achat_with_tools(
-            list(tools.values()), chat_history=messages, allow_parallel_tool_calls=True
-        )
+        try:
+            response = await self.cheap.achat_with_tools(
+                list(tools.values()), chat_history=messages, allow_parallel_tool_calls=True
+            )
+        except MODEL_ERRORS as e:  # a reply LlamaIndex could not read
+            raise UnusableReply(f"tools: {type(e).__name__}") from None
         calls = []
         for name, raw in _tool_calls(response):
             tool = tools.get(name)

@@ -161,7 +161,7 @@ def ask(handbook_deps, reasoner, user: str, text: str) -> Answer:
     return asyncio.run(assistant.answer(turn(user, text)))
 
 
-STEPS = ("route", "plan", "grade", "rewrite", "answer", "check")
+STEPS = ("route", "tools", "plan", "grade", "rewrite", "answer", "check")
 
 
 def fallbacks(answer: Answer) -> dict[str, set[str]]:

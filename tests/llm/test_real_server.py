@@ -82,7 +82,8 @@ def fallbacks(answer: Answer) -> dict[str, str]:
 
 
 def assert_valid_answer(answer: Answer) -> None:
-    """Whatever the model said: a known status, text, and citations of passages this turn read."""
+    """Whatever the model said: a known status, text, and citations of passages this turn read
+    or of records its tools fetched."""
     assert answer.status in get_args(Status) and answer.status != "error", answer.status
     assert answer.text.strip()
     read = {
@@ -91,8 +92,12 @@ def assert_valid_answer(answer: Answer) -> None:
         if s.step == "grade"
         for chunk in [*s.kept, *(d.split(":", 1)[0] for d in s.dropped)]
     }
+    ran = {s.step for s in answer.trace if s.decision == "found"}  # tools that returned a record
     for c in answer.citations:
-        assert c.doc_id in read, (c.doc_id, sorted(read))
+        if c.tool:  # a tool's result the turn fetched as the asker (a CRM record)
+            assert c.tool in ran, (c.tool, sorted(ran))
+        else:
+            assert c.doc_id in read, (c.doc_id, sorted(read))
         assert f"[{c.n}]" in answer.text
 
 

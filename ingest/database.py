@@ -46,9 +46,7 @@ class Database:
         self.migrate()
 
     @classmethod
-    def open(
-        cls, settings: DatabaseSettings, data_dir: Path, connect_timeout: int = 10
-    ) -> Self:
+    def open(cls, settings: DatabaseSettings, data_dir: Path, connect_timeout: int = 10) -> Self:
         url = settings.url.get_secret_value() if settings.url else ""
         if not url:
             data_dir.mkdir(parents=True, exist_ok=True)

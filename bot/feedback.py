@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal, TypeVar
 
-from ingest.database import Database, Migrations, now
+from ingest.database import Database, Migrations
 from ingest.settings import DatabaseSettings
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,11 @@ REASONS: dict[str, str] = {
 MAX_NOTE = 500  # characters of free text kept with a reason
 RETRY_AFTER_S = 30.0  # after a database error, calls skip the database this long
 CONNECT_TIMEOUT_S = 3  # the bot's connection attempt; an answer never waits on it
+
+
+def now() -> str:
+    """UTC, to the millisecond: turns of one conversation seconds apart keep their order."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ class FeedbackRecord:
 def ago(days: float, at: str | None = None) -> str:
     """The timestamp ``days`` before ``at`` (default: now), as the records store them."""
     base = dt.datetime.fromisoformat(at) if at else dt.datetime.now(dt.UTC)
-    return (base - dt.timedelta(days=days)).isoformat(timespec="seconds")
+    return (base - dt.timedelta(days=days)).isoformat(timespec="milliseconds")
 
 
 class FeedbackStore(Database):
@@ -205,12 +210,13 @@ class FeedbackStore(Database):
         )
         return [(self._turn(r[:11]), FeedbackRecord(*r[11:])) for r in rows]
 
-    def earlier_questions(self, t: TurnRecord, limit: int = 5) -> list[str]:
-        """The asker's questions before ``t`` in the same conversation, oldest first."""
+    def earlier_questions(self, t: TurnRecord, limit: int = 5, after: str = "") -> list[str]:
+        """The asker's questions before ``t`` in the same conversation (since ``after``), oldest
+        first: what the bot still had in its history when it answered ``t``."""
         rows = self._rows(
             "SELECT question FROM turns WHERE conversation = ? AND user_id = ? AND at <= ?"
-            " AND turn_id <> ? ORDER BY at DESC LIMIT ?",
-            (t.conversation, t.user_id, t.at, t.turn_id, limit),
+            " AND at >= ? AND turn_id <> ? ORDER BY at DESC LIMIT ?",
+            (t.conversation, t.user_id, t.at, after, t.turn_id, limit),
         )
         return [str(r[0]) for r in reversed(rows)]
 

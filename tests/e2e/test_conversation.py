@@ -470,3 +470,24 @@ async def test_only_the_asker_rates_their_answer(chat, bot):
 async def test_help_says_what_is_stored_and_for_how_long(chat):
     reply = await chat.ask("help")
     assert "for 30 days" in reply and "questions" in reply
+
+
+async def test_the_running_bot_deletes_turns_past_retention_at_start(
+    handbook, assistant, redis_prefix
+):
+    from bot.feedback import FeedbackRecord, TurnRecord, ago
+
+    store = FeedbackStore.open(handbook.settings.database, handbook.settings.data_dir)
+    for turn_id, days in (("retention-old", 31), ("retention-new", 29)):
+        store.record_turn(
+            TurnRecord(turn_id, "slack", "c", "alice", (), "dm", "q", "answered", "a", at=ago(days))
+        )
+        store.record_feedback(FeedbackRecord(turn_id, "alice", "up"))
+    async with running_bot(handbook, assistant, redis_prefix):
+        for _ in range(100):
+            if store.turn("retention-old") is None:
+                break
+            await asyncio.sleep(0.05)
+    assert store.turn("retention-old") is None and store.feedback("retention-old") == []
+    assert store.turn("retention-new") is not None
+    store.close()

@@ -577,7 +577,11 @@ def teams_reason_card(turn_id: str, vote: str, asker: str) -> dict:
             },
         ],
         "actions": [
-            {"type": "Action.Submit", "title": REASONS[r], "data": {**data, "reason": r}}
+            {
+                "type": "Action.Submit",
+                "title": REASONS[r] if vote == "down" else "Send",
+                "data": {**data, "reason": r},
+            }
             for r in [*reasons, "other"]
         ],
     }

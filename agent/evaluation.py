@@ -14,6 +14,9 @@ Multi-turn items ask their earlier ``turns`` first, in the same conversation, an
 assistant's real replies on as history; only the last answer is scored. Their retrieval is not
 scored: a follow-up's words alone ("and for contractors?") are no search. Items with ``today``
 are answered as on that date, so CRM ages and refund windows do not drift.
+
+``dump_golden`` writes items back in the same format (with a comment above each), which is how
+``footnote feedback export`` turns rated answers into cases for ``footnote eval --cases``.
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ class GoldenItem:
     groups: tuple[str, ...] | None = None  # an asker the directory lacks
     channel: list[str] = field(default_factory=list)  # the other members, for a channel question
     set: str = ORIGINAL_SET
+    verdict: str = ""  # the asker's vote on the answer the case came from: up / down
+    reason: str = ""  # and why (wrong, outdated, incomplete, unanswered, other)
 
     @property
     def key_facts(self) -> list[list[str]]:
@@ -87,9 +92,47 @@ def load_golden(path: Path) -> list[GoldenItem]:
             groups=tuple(r["groups"]) if r.get("groups") is not None else None,
             channel=list(r.get("channel") or []),
             set=str(r.get("set", ORIGINAL_SET)),
+            verdict=str(r.get("verdict") or ""),
+            reason=str(r.get("reason") or ""),
         )
-        for r in rows
+        for r in rows or []
     ]
+
+
+def dump_golden(items: Sequence[GoldenItem], comments: dict[str, list[str]], header: str) -> str:
+    """``items`` in the golden file's format: ``header`` and each item's ``comments`` (by id) as
+    YAML comments; fields at their defaults are left out, ``facts`` always written."""
+    out = [_comment(line) for line in header.splitlines()]
+    for item in items:
+        row: dict[str, object] = {"id": item.id, "question": item.question}
+        if item.groups is not None:
+            row["groups"] = list(item.groups)  # an asker the directory lacks: no user written
+        else:
+            row["user"] = item.user
+        row |= {
+            "answerable": item.answerable,
+            "sources": list(item.sources),
+            "facts": [f if len(f) > 1 else f[0] for f in item.facts],
+            "kind": item.kind,
+            "set": item.set,
+        }
+        optional = {
+            "turns": item.turns,
+            "today": item.today,
+            "channel": item.channel,
+            "verdict": item.verdict,
+            "reason": item.reason,
+        }
+        row |= {k: v for k, v in optional.items() if v}
+        out.append("")
+        out += [_comment(line) for line in comments.get(item.id, [])]
+        out.append(yaml.safe_dump([row], allow_unicode=True, sort_keys=False, width=100).rstrip())
+    return "\n".join(out) + "\n"
+
+
+def _comment(line: str) -> str:
+    """One comment line, whatever the text holds (a line break would end the comment)."""
+    return ("# " + " ".join(line.split())).rstrip()
 
 
 def _is_expected(doc_id: str, sources: list[str]) -> bool:
@@ -240,6 +283,10 @@ class EvalReport:
             if r.correct:
                 continue
             wrong = f" forbidden={r.forbidden_found}" if r.forbidden_found else ""
+            if r.item.verdict:
+                wrong += (
+                    f" (rated {r.item.verdict}{' · ' + r.item.reason if r.item.reason else ''})"
+                )
             out.append(
                 f"{r.item.id} [{r.item.kind}] {r.answer.status} {r.item.question!r} "
                 f"missing={r.missing if r.item.answerable else []}{wrong}"

@@ -156,6 +156,14 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ja": "こんにちは！社内文書（規程、リリース、顧客）について聞いてください。出典付きでお答えします。チケットの作成もできます。",
         "de": "Hallo! Fragen Sie mich zu unseren Dokumenten — Richtlinien, Releases, Kunden — ich antworte mit Quellen. Ich kann auch ein Ticket anlegen.",
     },
+    "stored": {
+        "en": "I keep your questions, my answers, the documents I cited and your 👍/👎 for {days} days, to improve answers; an admin can delete yours sooner.",
+        "uk": "Я зберігаю ваші запитання, мої відповіді, цитовані документи та ваші 👍/👎 {days} днів, щоб покращувати відповіді; адміністратор може видалити ваші раніше.",
+        "ru": "Я храню ваши вопросы, мои ответы, процитированные документы и ваши 👍/👎 {days} дней, чтобы улучшать ответы; администратор может удалить ваши раньше.",
+        "zh": "为改进回答，我会将您的问题、我的回答、引用的文档和您的 👍/👎 保存 {days} 天；管理员可以提前删除您的记录。",
+        "ja": "回答の改善のため、質問・回答・引用した文書・👍/👎 を {days} 日間保存します。管理者に依頼すれば早めに削除できます。",
+        "de": "Ich speichere Ihre Fragen, meine Antworten, die zitierten Dokumente und Ihr 👍/👎 {days} Tage lang, um Antworten zu verbessern; ein Admin kann Ihre früher löschen.",
+    },
     "within_window": {
         "en": "{what} was {days} days ago, within the {window}-day window, so it is eligible.",
         "uk": "{what} було {days} днів тому, у межах {window} днів, тож воно відповідає умовам.",

@@ -1,4 +1,5 @@
-"""``footnote``: ingest, sources, sync, search, ask, chat, eval, serve, bench — one entry point, settings built here."""
+"""``footnote``: ingest, sources, sync, search, ask, chat, eval, feedback, privacy, serve, bench —
+one entry point, settings built here."""
 
 from __future__ import annotations
 
@@ -102,10 +103,39 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trace", action="store_true")
 
     p = sub.add_parser("eval", help="run the golden question set and print the metrics")
-    p.add_argument("--golden", type=Path, default=None, help="defaults to examples/golden.yaml")
+    cases = p.add_mutually_exclusive_group()
+    cases.add_argument("--golden", type=Path, default=None, help="defaults to examples/golden.yaml")
+    cases.add_argument(
+        "--cases",
+        type=Path,
+        default=None,
+        help="a file of cases in the golden format (e.g. from footnote feedback export), "
+        "asked of the documents already ingested",
+    )
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--kind", default="", help="only these kinds, e.g. table,followup")
     p.add_argument("--failures", action="store_true", help="list the items answered wrongly")
+
+    p = sub.add_parser("feedback", help="rated answers: export them as evaluation cases")
+    what = p.add_subparsers(dest="action", required=True)
+    export = what.add_parser(
+        "export", help="answers rated in a period, as cases in the golden file's format"
+    )
+    export.add_argument(
+        "--since", default="7d", help="an age (7d, 12h, 2w) or a date (2026-11-24); default 7d"
+    )
+    export.add_argument("--out", type=Path, default=None, help="a file (default: stdout)")
+
+    p = sub.add_parser("privacy", help="delete recorded questions, answers and feedback")
+    what = p.add_subparsers(dest="action", required=True)
+    what.add_parser(
+        "purge",
+        help="delete what is older than FOOTNOTE_PRIVACY__RETENTION_DAYS (serve does it hourly)",
+    )
+    forget = what.add_parser("forget", help="delete one person's questions, answers and feedback")
+    forget.add_argument(
+        "--user", required=True, help="their user id, e-mail, Slack or Teams id in the directory"
+    )
 
     p = sub.add_parser(
         "serve", help="the Slack and Teams adapters, citation links and health checks"
@@ -473,7 +503,12 @@ def cmd_eval(args, settings: Settings) -> int:
     from bot.app import build_deps
     from bot.directory import groups_of
 
-    golden = load_golden(args.golden or EXAMPLES / "golden.yaml")
+    path = args.cases or args.golden or EXAMPLES / "golden.yaml"
+    if not path.is_file():
+        raise ConfigError(f"no such file: {path}")
+    golden = load_golden(path)
+    if not golden:
+        raise ConfigError(f"{path} holds no cases")
     kinds = {k.strip() for k in args.kind.split(",") if k.strip()}
     if kinds:
         unknown = kinds - {item.kind for item in golden}
@@ -485,7 +520,9 @@ def cmd_eval(args, settings: Settings) -> int:
         golden = [item for item in golden if item.kind in kinds]
     golden = golden[: args.limit]
     deps = build_deps(settings)
-    if not deps.index.count():
+    if args.cases:
+        require_documents(deps)  # cases are asked of the company's documents, not the sample
+    elif not deps.index.count():
         run_ingest(deps, EXAMPLES / "handbook", [])
     with console.status("asking the golden questions…"):
         report = asyncio.run(run_eval(build_assistant(deps), golden, groups_of(deps.directory)))
@@ -495,6 +532,79 @@ def cmd_eval(args, settings: Settings) -> int:
         for line in report.failures():
             console.print(line, markup=False, highlight=False)
     deps.close()
+    return 0
+
+
+def open_records(settings: Settings):
+    from bot.feedback import FeedbackStore
+
+    return FeedbackStore.open(settings.database, settings.data_dir)
+
+
+def cmd_feedback(args, settings: Settings) -> int:
+    from bot.cases import export_cases, parse_since
+    from bot.directory import FileDirectory
+
+    try:
+        since = parse_since(args.since)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    directory = FileDirectory.load(settings.directory_file)
+    store = open_records(settings)
+    try:
+        text, items = export_cases(
+            store,
+            directory,
+            since,
+            history_turns=settings.redis.history_turns,
+            history_ttl_s=settings.redis.history_ttl_s,
+        )
+    finally:
+        store.close()
+    down = sum(1 for i in items if i.verdict == "down")
+    summary = f"{len(items)} cases ({down} 👎, {len(items) - down} 👍) rated since {since}"
+    if args.out is None:
+        sys.stdout.write(text)
+        stderr.print(plain(summary, "dim"))
+    else:
+        args.out.write_text(text, encoding="utf-8")
+        console.print(plain(f"wrote {summary} to {shown(args.out)}"))
+        if items:
+            console.print(
+                plain(
+                    f"next: fill in their facts, then footnote eval --cases {shown(args.out)}",
+                    "dim",
+                )
+            )
+    return 0
+
+
+def cmd_privacy(args, settings: Settings) -> int:
+    from bot.directory import FileDirectory
+    from bot.feedback import ago
+
+    store = open_records(settings)
+    try:
+        if args.action == "purge":
+            days = settings.privacy.retention_days
+            turns, feedback = store.purge(ago(days))
+            console.print(
+                plain(
+                    f"deleted {turns} turns and {feedback} feedback records older than {days} days"
+                )
+            )
+            return 0
+        person = FileDirectory.load(settings.directory_file).find(args.user)
+        users = list(dict.fromkeys([args.user, *([person.user_id] if person else [])]))
+        turns = feedback = 0
+        for user in users:
+            t, f = store.forget(user)
+            turns, feedback = turns + t, feedback + f
+        console.print(
+            plain(f"deleted {turns} turns and {feedback} feedback records of {users[-1]}")
+        )
+    finally:
+        store.close()
     return 0
 
 
@@ -529,6 +639,8 @@ COMMANDS = {
     "chat": cmd_chat,
     "demo": cmd_demo,
     "eval": cmd_eval,
+    "feedback": cmd_feedback,
+    "privacy": cmd_privacy,
     "bench": cmd_bench,
     "serve": cmd_serve,
 }

@@ -7,8 +7,10 @@ conversation key, DM or channel, how to list the channel's members) and hands ov
     directory → empty / over-long → rate limit → channel members → history → Turn → answer
     → remember → show the answer (and the asker's private note, to them alone)
 
-Buttons go through the core too: ``decide`` (a ticket is confirmed or cancelled only by the
-person who asked for it), ``feedback`` (👍/👎 stored with the turn id). Whatever fails on the
+Every answered turn is recorded (``bot/feedback.py``: the question, the asker, the answer and
+what it cited), without ever holding up the answer. Buttons go through the core too: ``decide``
+(a ticket is confirmed or cancelled only by the person who asked for it), ``feedback`` (👍/👎 and
+then a reason, on their own turn only, like a ticket's confirmation). Whatever fails on the
 way, the person gets one reply: "something went wrong", in the language of their question, with
 a reference that the log line carries too — never an exception's name.
 """
@@ -25,6 +27,7 @@ from agent.loop import Progress
 from agent.messages import say
 from agent.turns import Answer, Turn
 from bot.directory import Directory, Person
+from bot.feedback import REASONS, CitedDocument, FeedbackRecord, TurnLog, TurnRecord, Vote
 from bot.links import LinkSigner
 from bot.render import EMPTY_QUESTION, NOT_IN_DIRECTORY
 from bot.state import RATE_LIMITED, ConversationState
@@ -43,6 +46,7 @@ STRANGERS_HERE = (
 )
 THANKS_FOR_FEEDBACK = "Thanks for the feedback!"
 ONLY_THE_ASKER = "Only {who} can confirm or cancel this ticket."
+ONLY_THE_ASKER_RATES = "Only {who} can rate this answer."
 TICKET_REQUEST = "Please open a ticket: {question}"
 
 
@@ -114,6 +118,10 @@ class Reply(Protocol):
     async def tell_privately(self, text: str) -> None:
         """``text`` to the asker alone, or to nobody: never into a channel."""
 
+    async def ask_reason(self, turn_id: str, vote: Vote, asker: str) -> None:
+        """After a 👍/👎: thank the asker and offer the reasons (``bot.feedback.REASONS``), the
+        last one with a text of their own; whatever they pick comes back to ``feedback``."""
+
 
 class Conversation:
     def __init__(
@@ -127,8 +135,10 @@ class Conversation:
         private_chat: str,
         unknown_members: Literal["public", "refuse"] = "public",
         max_question_chars: int = 4000,
+        records: TurnLog | None = None,
     ):
         self.assistant, self.state, self.directory, self.links = assistant, state, directory, links
+        self.records = records
         self.platform, self.private_chat = platform, private_chat
         self.unknown_members = unknown_members
         self.max_question_chars = max_question_chars
@@ -240,6 +250,9 @@ class Conversation:
         )
         answer: Answer = await self.assistant.answer(turn, progress)
         await self.state.remember(question.conversation, text, answer.text)
+        if self.records is not None and answer.status == "smalltalk":
+            stored = say(answer.lang, "stored", days=self.records.retention_days)
+            answer.note = f"{answer.note} {stored}".strip()
         view = {
             "links": self.links.linker(person.user_id),
             "turn_id": turn.turn_id,
@@ -247,7 +260,10 @@ class Conversation:
             "asker": person.user_id,
             "notice": notice,
         }
+        recording = self._record(question, turn, answer)
         await reply.show(answer, view)
+        if recording is not None:
+            await recording  # the answer is out already; a failed record is logged, not raised
         if answer.private_note and question.channel_kind == "channel":
             await reply.tell_privately(answer.private_note)
 
@@ -272,20 +288,62 @@ class Conversation:
             await self._failed(reply, "en", "confirm/cancel")
 
     async def feedback(
-        self, clicker: Member, turn_id: str, vote: Literal["up", "down"], reply: Reply, **where: str
+        self,
+        clicker: Member,
+        turn_id: str,
+        vote: Vote,
+        reply: Reply,
+        *,
+        asker: str = "",
+        reason: str = "",
+        note: str = "",
     ) -> None:
-        """Store a 👍/👎 with its turn id (under the directory user id when the clicker is known)."""
-        person = self._known(clicker.keys)
-        await self.state.record_feedback(
-            {
-                "platform": self.platform,
-                "turn_id": turn_id,
-                "vote": vote,
-                "user": person.user_id if person else (clicker.keys[0] if clicker.keys else ""),
-                **where,
-            }
+        """A 👍/👎 (then its reason) on a turn. Only the person who asked may rate it: the turn on
+        record says who that was, else the button does (``asker``), as for a ticket."""
+        try:
+            person = self._known(clicker.keys)
+            on_record = await self.records.turn(turn_id) if self.records and turn_id else None
+            owner = on_record.user_id if on_record else asker
+            if person is None or (owner and person.user_id != owner):
+                known = self.directory.find(owner) if owner else None
+                who = known.name if known else "the person who asked"
+                await reply.say(ONLY_THE_ASKER_RATES.format(who=who))
+                return
+            reason = reason if reason in REASONS else ""
+            if self.records is not None and turn_id:
+                await self.records.record_feedback(
+                    FeedbackRecord(turn_id, person.user_id, vote, reason, note.strip())
+                )
+            if reason:
+                await reply.say(THANKS_FOR_FEEDBACK)
+            else:
+                await reply.ask_reason(turn_id, vote, person.user_id)
+        except Exception:
+            await self._failed(reply, "en", "feedback")
+
+    def _record(self, question: Question, turn: Turn, answer: Answer) -> Awaitable[None] | None:
+        """Start recording an answered turn (what it cited, never the passages' text)."""
+        if self.records is None or answer.status == "rejected":
+            return None
+        cited = tuple(
+            dict.fromkeys(
+                CitedDocument(c.doc_id, c.title, c.link) for c in answer.citations if c.doc_id
+            )
         )
-        await reply.say(THANKS_FOR_FEEDBACK)
+        return self.records.record_turn(
+            TurnRecord(
+                turn_id=turn.turn_id,
+                platform=self.platform,
+                conversation=question.conversation,
+                user_id=turn.user_id,
+                groups=turn.groups,
+                channel_kind=question.channel_kind,
+                question=turn.text,
+                status=answer.status,
+                answer=answer.text,
+                citations=cited,
+            )
+        )
 
     @staticmethod
     def ticket_request(question: str) -> str:

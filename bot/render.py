@@ -2,7 +2,8 @@
 
 Both renderings show the same things: the answer with its ``[n]`` markers as links, the sources
 ("[n] Title — breadcrumbs", updated date), the note, what was searched when the answer is
-"I don't know", Confirm / Cancel for a pending ticket and 👍 / 👎 feedback.
+"I don't know", Confirm / Cancel for a pending ticket and 👍 / 👎 feedback. After a vote the asker
+is offered its reasons (``slack_reason_blocks``, ``teams_reason_card``).
 
 Everything that came from a document (quotes, titles, breadcrumbs, the queries built from them)
 is data, never markup. So it never goes through a parser that could read it as markup:
@@ -21,7 +22,9 @@ is data, never markup. So it never goes through a parser that could read it as m
 
 Button ids and values are the contract with the adapters (``bot/slack.py``, ``bot/teams.py``):
 Slack ``action_id`` is one of ``CONFIRM``, ``CANCEL``, ``FEEDBACK_UP``, ``FEEDBACK_DOWN``,
-``TICKET_OFFER``; Teams ``Action.Submit`` data carries ``{"action": …, "action_id": …}``.
+``FEEDBACK_REASON``, ``FEEDBACK_OTHER``, ``TICKET_OFFER``; Teams ``Action.Submit`` data carries
+``{"action": …, "action_id": …}``. Feedback buttons carry the turn and its asker
+(``{"t": turn_id, "u": asker}``): only the asker may rate their turn.
 """
 
 from __future__ import annotations
@@ -33,11 +36,14 @@ from urllib.parse import quote
 
 from agent.messages import say
 from agent.turns import MARKER, Answer, Citation, PendingAction
+from bot.feedback import MAX_NOTE, REASONS
 
 CONFIRM = "footnote_confirm"
 CANCEL = "footnote_cancel"
 FEEDBACK_UP = "footnote_feedback_up"
 FEEDBACK_DOWN = "footnote_feedback_down"
+FEEDBACK_REASON = "footnote_feedback_reason"
+FEEDBACK_OTHER = "footnote_feedback_other"
 TICKET_OFFER = "footnote_ticket_offer"
 
 # Block Kit limits (https://api.slack.com/reference/block-kit/blocks).
@@ -254,12 +260,62 @@ def pending_blocks(action: PendingAction, asker: str = "", summary: bool = True)
     ]
 
 
-def feedback_block(turn_id: str) -> dict:
+def feedback_block(turn_id: str, asker: str = "") -> dict:
+    value = json.dumps({"t": turn_id, "u": asker})
     return {
         "type": "actions",
         "block_id": f"feedback:{turn_id}"[:255],
-        "elements": [_button("👍", FEEDBACK_UP, turn_id), _button("👎", FEEDBACK_DOWN, turn_id)],
+        "elements": [_button("👍", FEEDBACK_UP, value), _button("👎", FEEDBACK_DOWN, value)],
     }
+
+
+def reason_prompt(vote: str) -> str:
+    return "Thanks! What was wrong with it?" if vote == "down" else "Thanks! Anything to add?"
+
+
+def slack_reason_blocks(turn_id: str, vote: str, asker: str) -> list[dict]:
+    """The reasons after a 👎 (buttons), and a line of the asker's own words after either vote:
+    an input block in a message must dispatch its action (Enter sends it)."""
+    blocks: list[dict] = [_plain_section(reason_prompt(vote))]
+    if vote == "down":
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": f"feedback_reason:{turn_id}"[:255],
+                "elements": [
+                    _button(label, FEEDBACK_REASON, json.dumps({"t": turn_id, "u": asker, "r": r}))
+                    for r, label in REASONS.items()
+                    if r != "other"
+                ],
+            }
+        )
+    blocks.append(
+        {
+            "type": "input",
+            "block_id": f"feedback_other:{vote}:{turn_id}:{asker}"[:255],
+            "dispatch_action": True,
+            "optional": True,
+            "label": {
+                "type": "plain_text",
+                "text": ("Other" if vote == "down" else "In your words") + " (Enter sends it)",
+            },
+            "element": {
+                "type": "plain_text_input",
+                "action_id": FEEDBACK_OTHER,
+                "max_length": MAX_NOTE,
+                "dispatch_action_config": {"trigger_actions_on": ["on_enter_pressed"]},
+            },
+        }
+    )
+    return blocks
+
+
+def parse_other_block(block_id: str) -> tuple[str, str, str] | None:
+    """(vote, turn id, asker) from the block id of ``slack_reason_blocks``' text input."""
+    parts = block_id.split(":", 3)
+    if len(parts) != 4 or parts[0] != "feedback_other" or parts[1] not in ("up", "down"):
+        return None
+    return parts[1], parts[2], parts[3]
 
 
 def slack_blocks(
@@ -327,7 +383,7 @@ def slack_blocks(
     if notice:
         tail.append(_plain_context(f"⚠️ {notice}"))
     if turn_id and answer.status not in ("error", "smalltalk", "rejected"):
-        tail.append(feedback_block(turn_id))
+        tail.append(feedback_block(turn_id, asker))
 
     if len(tail) > MAX_BLOCKS - 1:  # an absurd number of sources: keep the head and say so
         tail = tail[: MAX_BLOCKS - 2] + [_plain_context("…more sources left out")]
@@ -478,12 +534,17 @@ def teams_card(
             {
                 "type": "Action.Submit",
                 "title": "👍",
-                "data": {"action": "feedback", "value": "up", "turn_id": turn_id},
+                "data": {"action": "feedback", "value": "up", "turn_id": turn_id, "asker": asker},
             },
             {
                 "type": "Action.Submit",
                 "title": "👎",
-                "data": {"action": "feedback", "value": "down", "turn_id": turn_id},
+                "data": {
+                    "action": "feedback",
+                    "value": "down",
+                    "turn_id": turn_id,
+                    "asker": asker,
+                },
             },
         ]
     card = {
@@ -495,6 +556,35 @@ def teams_card(
     if actions:
         card["actions"] = actions
     return card
+
+
+def teams_reason_card(turn_id: str, vote: str, asker: str) -> dict:
+    """The reasons after a vote as an Adaptive Card: a 👎's reasons as buttons, and a line of the
+    asker's own words sent with "Other" (Teams merges the input into the submitted data)."""
+    data = {"action": "feedback_reason", "turn_id": turn_id, "value": vote, "asker": asker}
+    reasons = [r for r in REASONS if r != "other"] if vote == "down" else []
+    return {
+        "type": "AdaptiveCard",
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "version": "1.4",
+        "body": [
+            teams_plain(reason_prompt(vote)),
+            {
+                "type": "Input.Text",
+                "id": "note",
+                "placeholder": "Other: in your words" if vote == "down" else "In your words",
+                "maxLength": MAX_NOTE,
+            },
+        ],
+        "actions": [
+            {
+                "type": "Action.Submit",
+                "title": REASONS[r] if vote == "down" else "Send",
+                "data": {**data, "reason": r},
+            }
+            for r in [*reasons, "other"]
+        ],
+    }
 
 
 def teams_message_card(text: str) -> dict:

@@ -3,6 +3,8 @@
 Routes: ``POST /slack/events`` (Slack, signature-checked by Bolt), ``POST /api/messages``
 (Teams / Bot Framework), ``GET /docs/{doc_id}`` (signed citation links), ``GET /auth/callback``
 (sign-in for those links, when OpenID Connect is configured), ``GET /healthz``.
+The app records answered turns and feedback (``bot/feedback.py``) and, while it runs, deletes
+those older than ``FOOTNOTE_PRIVACY__RETENTION_DAYS``: at start, then every hour.
 ``serve(settings, socket_mode)`` builds everything from settings and runs until cancelled;
 ``run(settings, socket_mode)`` is the blocking form ``footnote serve`` calls.
 """
@@ -21,6 +23,7 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from bot.conversation import Agent, Conversation
+from bot.feedback import TurnLog
 from bot.links import LinkSigner, docs_route, link_secret, links_posture
 from bot.logs import configure_logging, install_redaction, secret_values
 from bot.settings import Settings
@@ -42,6 +45,8 @@ log = logging.getLogger(__name__)
 SLACK_KEY = web.AppKey("slack", object)
 TEAMS_KEY = web.AppKey("teams", object)
 STATE_KEY = web.AppKey("state", ConversationState)
+RECORDS_KEY = web.AppKey("records", TurnLog)
+PURGE_EVERY_S = 3600.0
 
 
 class AgentThread:
@@ -94,6 +99,11 @@ def build_app(
     signin: SignIn | None = None
     app = web.Application(client_max_size=1024 * 1024)
     app[STATE_KEY] = state
+    records = TurnLog.from_settings(
+        settings.database, settings.data_dir, settings.privacy.retention_days
+    )
+    app[RECORDS_KEY] = records
+    app.cleanup_ctx.append(_purging(records))
     app[SLACK_KEY] = None
     app[TEAMS_KEY] = None
 
@@ -107,6 +117,7 @@ def build_app(
             private_chat=private_chat,
             unknown_members=settings.channels.unknown_members,
             max_question_chars=settings.limits.max_question_chars,
+            records=records,
         )
 
     if settings.slack is not None:
@@ -148,6 +159,32 @@ def build_app(
 
     app.router.add_get("/healthz", healthz)
     return app
+
+
+def _purging(records: TurnLog):
+    """While the app runs: delete turns past the retention period, at start and every hour."""
+
+    async def purge_loop() -> None:
+        while True:
+            turns, feedback = await records.purge()
+            if turns or feedback:
+                log.info(
+                    "deleted %d turns and %d feedback records older than %d days",
+                    turns,
+                    feedback,
+                    records.retention_days,
+                )
+            await asyncio.sleep(PURGE_EVERY_S)
+
+    async def context(_: web.Application):
+        task = asyncio.ensure_future(purge_loop())
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        records.close()
+
+    return context
 
 
 async def serve(

@@ -51,6 +51,13 @@ class RedisSettings(BaseModel):
     pool_size: int = Field(32, ge=1)  # connections per client; a burst waits for one
 
 
+class PrivacySettings(BaseModel):
+    """What the bot keeps of its conversations beyond Redis's short history: each answered turn
+    (question, answer, cited documents) and its feedback, deleted after ``retention_days``."""
+
+    retention_days: int = Field(30, ge=1)
+
+
 class SlackSettings(BaseModel):
     bot_token: SecretStr
     signing_secret: SecretStr
@@ -143,6 +150,7 @@ class Settings(BaseSettings):
     crm: CRMSettings = CRMSettings()
     limits: LimitsSettings = LimitsSettings()
     channels: ChannelSettings = ChannelSettings()
+    privacy: PrivacySettings = PrivacySettings()
     cohere: CohereSettings | None = None
     fallback: FallbackSettings | None = None
     llm: LLMSettings | None = None

@@ -12,7 +12,8 @@ a follow-up without a new @mention (``message.channels`` / ``message.groups``). 
 every channel message; all but those replies are dropped unread: not stored, not logged.
 
 Buttons: Confirm / Cancel a pending ticket (only the asker, filed once — ``assistant.confirm``
-takes the action atomically), 👍 / 👎 feedback (stored in Redis), and "open a ticket" after an
+takes the action atomically), 👍 / 👎 feedback and then its reason (only the asker; the reasons
+come to them alone, as an ephemeral message), and "open a ticket" after an
 "I don't know". Retries and replays are answered once: by ``event_id``, or by a hash of the
 signed body when an event has none.
 
@@ -28,7 +29,7 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qsl
 
 from aiohttp import web
@@ -164,6 +165,8 @@ class SlackAdapter:
         app.action(re.compile(f"^({render.FEEDBACK_UP}|{render.FEEDBACK_DOWN})$"))(
             self._on_feedback
         )
+        app.action(render.FEEDBACK_REASON)(self._on_feedback_reason)
+        app.action(render.FEEDBACK_OTHER)(self._on_feedback_other)
         app.action(render.TICKET_OFFER)(self._on_ticket_offer)
         app.error(self._on_error)
 
@@ -386,16 +389,51 @@ class SlackAdapter:
 
     async def _on_feedback(self, ack, body: dict, action: dict) -> None:
         await ack()
+        raw = action.get("value") or ""
+        value = self._button_value(action) if raw.startswith("{") else {"t": raw}
+        vote: Literal["up", "down"] = (
+            "up" if action.get("action_id") == render.FEEDBACK_UP else "down"
+        )
+        await self._feedback(body, str(value.get("t") or ""), vote, str(value.get("u") or ""))
+
+    async def _on_feedback_reason(self, ack, body: dict, action: dict) -> None:
+        await ack()
+        value = self._button_value(action)
+        await self._feedback(
+            body, str(value.get("t") or ""), "down", str(value.get("u") or ""), str(value.get("r"))
+        )
+
+    async def _on_feedback_other(self, ack, body: dict, action: dict) -> None:
+        """The asker's own words, sent with Enter from the reasons' text input."""
+        await ack()
+        parsed = render.parse_other_block(str(action.get("block_id") or ""))
+        note = action.get("value")
+        if parsed is None or not isinstance(note, str) or not note.strip():
+            return
+        vote, turn_id, asker = parsed
+        await self._feedback(body, turn_id, "up" if vote == "up" else "down", asker, "other", note)
+
+    async def _feedback(
+        self,
+        body: dict,
+        turn_id: str,
+        vote: Literal["up", "down"],
+        asker: str,
+        reason: str = "",
+        note: str = "",
+    ) -> None:
+        if not turn_id:
+            return
         channel = _channel_of(body) or ""
         user = (body.get("user") or {}).get("id", "")
         await self.conversation.feedback(
             Member((user,)),
-            action.get("value", ""),
-            "up" if action.get("action_id") == render.FEEDBACK_UP else "down",
+            turn_id,
+            vote,
             _ClickReply(self, body, channel, user, ""),
-            channel=channel,
-            message_ts=(body.get("message") or {}).get("ts")
-            or (body.get("container") or {}).get("message_ts", ""),
+            asker=asker,
+            reason=reason,
+            note=note,
         )
 
     async def _on_ticket_offer(self, ack, body: dict, action: dict, context) -> None:
@@ -471,6 +509,9 @@ class _ThreadReply:
         except Exception:
             log.exception("ephemeral message failed")
 
+    async def ask_reason(self, turn_id: str, vote: Literal["up", "down"], asker: str) -> None:
+        """Never asked of a question's reply: reasons follow a click."""
+
 
 class _ClickReply:
     """Replies to a button click: our words to the clicker alone (ephemeral); a ticket decision
@@ -506,6 +547,16 @@ class _ClickReply:
 
     async def tell_privately(self, text: str) -> None:
         await self.say(text)
+
+    async def ask_reason(self, turn_id: str, vote: Literal["up", "down"], asker: str) -> None:
+        if self.channel and self.clicker:
+            await self.client.chat_postEphemeral(
+                channel=self.channel,
+                user=self.clicker,
+                thread_ts=self.thread_ts,
+                text=render.reason_prompt(vote),
+                blocks=render.slack_reason_blocks(turn_id, vote, asker),
+            )
 
 
 def _without_pending(message: dict) -> list[dict]:

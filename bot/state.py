@@ -1,5 +1,5 @@
 """Conversation state in Redis: thread history, the threads the bot answered in, event de-dupe,
-per-user rate limits, feedback.
+per-user rate limits. (Turns and feedback are recorded durably in ``bot/feedback.py``.)
 
 Redis is a convenience, never a dependency of answering: every method catches Redis errors and
 degrades (no history, in-process de-dupe, an in-process rate limit), and ``history()`` reports
@@ -13,8 +13,7 @@ Keys (all under ``prefix``, by default ``redis.key_prefix``, ``footnote:``):
 ``hist:{conversation}`` list of JSON messages (newest last, trimmed, TTL) ·
 ``answered:{conversation}`` marker: the bot answered in this thread (TTL as the history's) ·
 ``seen:{event_id}`` de-dupe marker (SET NX, TTL) ·
-``rate:{user}`` sorted set of the last minute's questions (a rolling window; TTL) ·
-``feedback`` list of JSON records (bounded).
+``rate:{user}`` sorted set of the last minute's questions (a rolling window; TTL).
 """
 
 from __future__ import annotations
@@ -46,7 +45,6 @@ RATE_LIMITED = "You're asking faster than I can read — give me a minute and as
 
 SEEN_TTL_S = 60 * 60  # Slack retries for minutes; an hour is plenty
 RETRY_AFTER_S = 2.0  # after a Redis error, calls skip Redis this long
-FEEDBACK_KEEP = 10_000
 RATE_WINDOW_S = 60.0
 LOCAL_KEEP = 50_000  # entries an in-process fallback keeps at most
 POOL_WAIT_S = 1.0  # how long a call waits for a free connection before Redis counts as away
@@ -302,29 +300,3 @@ class ConversationState:
             return False
         self._rate_local.record(user_id, now)
         return True
-
-    # -- feedback --------------------------------------------------------------------------
-
-    async def record_feedback(self, record: dict) -> bool:
-        key = f"{self.prefix}feedback"
-        if not self._up():
-            return False
-        try:
-            async with self.client.pipeline(transaction=True) as pipe:
-                pipe.lpush(key, json.dumps({"at": time.time(), **record}))
-                pipe.ltrim(key, 0, FEEDBACK_KEEP - 1)
-                await pipe.execute()
-            return True
-        except (RedisError, OSError) as exc:
-            self._down("feedback", exc)
-            return False
-
-    async def feedback(self, limit: int = 100) -> list[dict]:
-        if not self._up():
-            return []
-        try:
-            raw = await self.client.lrange(f"{self.prefix}feedback", 0, limit - 1)
-        except (RedisError, OSError) as exc:
-            self._down("feedback", exc)
-            return []
-        return [json.loads(r) for r in raw]

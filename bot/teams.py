@@ -7,7 +7,8 @@ activity to ``CloudAdapter``, which runs ``FootnoteTeamsBot.on_turn``; replies g
 activity's ``serviceUrl``, the one the token vouches for. In personal chat every message is a
 question; in a channel or group chat only a message that @mentions the bot is (the mention is
 removed from the text), and the agent gets every member's groups. ``Action.Submit`` arrives as
-a message with ``.value``: Confirm / Cancel a pending ticket, feedback, "open a ticket".
+a message with ``.value``: Confirm / Cancel a pending ticket, feedback and then its reason (a card
+of reasons; only the asker may rate their turn), "open a ticket".
 
 What only the asker may see (the hint that a private document may answer better) goes to them in
 a 1:1 chat the bot opens, never into the channel; where that fails, it is not sent at all. Our own
@@ -21,7 +22,7 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -193,13 +194,16 @@ class FootnoteTeamsBot(ActivityHandler):
                 action == "confirm",
                 reply,
             )
-        elif action == "feedback":
+        elif action in ("feedback", "feedback_reason") and data.get("turn_id"):
+            note = data.get("note")
             await self.conversation.feedback(
                 clicker,
-                str(data.get("turn_id", "")),
+                str(data["turn_id"]),
                 "up" if data.get("value") == "up" else "down",
                 reply,
-                channel=activity.conversation.id if activity.conversation else "",
+                asker=str(data.get("asker") or ""),
+                reason=str(data.get("reason") or "") if action == "feedback_reason" else "",
+                note=note if isinstance(note, str) else "",
             )
         elif (
             action == "ticket_offer" and isinstance(data.get("question"), str) and data["question"]
@@ -228,6 +232,12 @@ class _TeamsReply:
 
     async def show(self, answer: Answer, view: dict[str, Any]) -> None:
         card = render.teams_card(answer, **view)
+        await self.ctx.send_activity(
+            MessageFactory.attachment(CardFactory.adaptive_card(card), text=None)
+        )
+
+    async def ask_reason(self, turn_id: str, vote: Literal["up", "down"], asker: str) -> None:
+        card = render.teams_reason_card(turn_id, vote, asker)
         await self.ctx.send_activity(
             MessageFactory.attachment(CardFactory.adaptive_card(card), text=None)
         )

@@ -1,27 +1,19 @@
 """Durable sync state: the sources, where each one's sync stands, and what version of each
-document was written. SQLite in the data dir by default, PostgreSQL when
-``FOOTNOTE_DATABASE__URL`` says ``postgresql://…`` — one schema, plain SQL both understand.
-
-The schema is versioned: ``MIGRATIONS`` lists every change in order and ``schema_version``
-records the last one applied, so opening the state upgrades it in place (under an advisory lock
-on PostgreSQL, where two syncs may start at once). Add a migration; never edit a shipped one.
+document was written. In the one database of ``ingest/database.py`` (SQLite in the data dir by
+default, PostgreSQL when ``FOOTNOTE_DATABASE__URL`` is set), with its own versioned migrations.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
+from ingest.database import SQLITE_FILE, Database, Migrations, now
 from ingest.errors import ConfigError
-from ingest.settings import DatabaseSettings
 
-SQLITE_FILE = "state.db"
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLITE_FILE", "SourceRecord", "SyncState", "now"]
 
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (
@@ -50,11 +42,6 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
-_PG_LOCK = 0x666F6F74  # the advisory lock migrations take on PostgreSQL
-
-
-def now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)
@@ -70,92 +57,10 @@ class SourceRecord:
     documents: int
 
 
-class _Connection(Protocol):
-    def execute(self, sql: str, params: Sequence[object] = ()) -> Any: ...
-    def close(self) -> None: ...
-
-
-class SyncState:
-    """One connection; every write is one transaction, so a kill leaves the state as it was."""
-
-    def __init__(self, conn: _Connection, postgres: bool) -> None:
-        self._conn, self._pg = conn, postgres
-        self.migrate()
-
-    @classmethod
-    def open(cls, settings: DatabaseSettings, data_dir: Path) -> SyncState:
-        url = settings.url.get_secret_value() if settings.url else ""
-        if not url:
-            data_dir.mkdir(parents=True, exist_ok=True)
-            return cls.sqlite(data_dir / SQLITE_FILE)
-        if url.startswith("sqlite:///"):
-            return cls.sqlite(Path(url.removeprefix("sqlite:///")))
-        if url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
-            return cls.postgres(url.replace("postgresql+psycopg://", "postgresql://", 1))
-        raise ConfigError(
-            "FOOTNOTE_DATABASE__URL must be postgresql://user:password@host:5432/db or "
-            f"sqlite:///path/to/state.db (or unset: {SQLITE_FILE} in FOOTNOTE_DATA_DIR)"
-        )
-
-    @classmethod
-    def sqlite(cls, path: Path) -> SyncState:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA journal_mode = WAL")
-        return cls(conn, postgres=False)
-
-    @classmethod
-    def postgres(cls, url: str) -> SyncState:
-        import psycopg  # only here: PostgreSQL costs its import only where it is used
-
-        try:
-            conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
-        except psycopg.OperationalError as exc:
-            raise ConfigError(
-                f"cannot reach the database in FOOTNOTE_DATABASE__URL: {exc}".strip()
-            ) from exc
-        return cls(conn, postgres=True)
-
-    def close(self) -> None:
-        self._conn.close()
-
-    # --- plumbing --------------------------------------------------------------------------
-
-    def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        cur = self._conn.execute(sql.replace("?", "%s") if self._pg else sql, params)
-        return list(cur.fetchall()) if cur.description else []
-
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self._rows("BEGIN")
-        try:
-            yield
-        except BaseException:
-            self._rows("ROLLBACK")
-            raise
-        self._rows("COMMIT")
-
-    def migrate(self, migrations: Sequence[tuple[int, list[str]]] = MIGRATIONS) -> None:
-        """Apply, in one transaction, every migration the state has not seen yet."""
-        self._rows("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-        latest = migrations[-1][0]
-        with self._transaction():
-            if self._pg:
-                self._rows("SELECT pg_advisory_xact_lock(?)", (_PG_LOCK,))
-            current = self._rows("SELECT MAX(version) FROM schema_version")[0][0] or 0
-            if current > latest:
-                raise ConfigError(
-                    f"the sync state is at schema {current}, newer than this Footnote knows "
-                    f"({latest}): upgrade Footnote"
-                )
-            for version, statements in migrations:
-                if version > current:
-                    for sql in statements:
-                        self._rows(sql)
-                    self._rows("INSERT INTO schema_version (version) VALUES (?)", (version,))
-
-    def schema_version(self) -> int:
-        return int(self._rows("SELECT MAX(version) FROM schema_version")[0][0])
+class SyncState(Database):
+    MIGRATIONS: ClassVar[Migrations] = MIGRATIONS
+    VERSION_TABLE: ClassVar[str] = "schema_version"
+    WHAT: ClassVar[str] = "the sync state"
 
     # --- sources ---------------------------------------------------------------------------
 

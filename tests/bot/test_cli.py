@@ -269,6 +269,63 @@ def test_asking_an_empty_index_says_to_ingest_first(tmp_path, args, stdin):
     assert "I don't know" not in done.stdout and "no passages" not in done.stdout
 
 
+def test_feedback_export_writes_cases_that_eval_cases_runs(ingested, tmp_path):
+    from bot.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord
+    from ingest.settings import DatabaseSettings
+
+    store = FeedbackStore.open(DatabaseSettings(), ingested)  # where `footnote serve` records
+    store.record_turn(
+        TurnRecord(
+            turn_id="cli-turn-1",
+            platform="slack",
+            conversation="slack:T:D1",
+            user_id="alice",
+            groups=("hr", "managers"),
+            channel_kind="dm",
+            question="How many vacation days can I carry over?",
+            status="answered",
+            answer="Five [1].",
+            citations=(CitedDocument("leave-policy-2026.md", "Leave policy"),),
+        )
+    )
+    store.record_feedback(FeedbackRecord("cli-turn-1", "alice", "down", "outdated"))
+    store.close()
+    cases = tmp_path / "cases.yaml"
+    export = footnote("feedback", "export", "--since", "1d", "--out", str(cases), data_dir=ingested)
+    assert export.returncode == 0, export.stderr
+    assert "wrote 1 cases (1 👎, 0 👍)" in export.stdout
+    assert "Five" not in cases.read_text(encoding="utf-8")
+    run = footnote("eval", "--cases", str(cases), "--failures", data_dir=ingested)
+    assert run.returncode == 0, run.stderr
+    assert "full set (1)" in run.stdout and "feedback" in run.stdout
+    assert "original" not in run.stdout  # none of the golden set's own questions
+    missing = footnote("eval", "--cases", str(tmp_path / "none.yaml"), data_dir=ingested)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_privacy_forget_and_purge_say_how_many_they_deleted(tmp_path):
+    from bot.feedback import FeedbackRecord, FeedbackStore, TurnRecord, ago
+    from ingest.settings import DatabaseSettings
+
+    data_dir = tmp_path / "data"
+    store = FeedbackStore.open(DatabaseSettings(), data_dir)
+    for turn_id, user, at in [
+        ("a1", "alice", ago(0)),
+        ("a2", "alice", ago(40)),
+        ("b1", "bob", ago(40)),
+    ]:
+        store.record_turn(
+            TurnRecord(turn_id, "teams", "c", user, (), "dm", "q", "answered", "a", at=at)
+        )
+    store.record_feedback(FeedbackRecord("a1", "alice", "up"))
+    store.close()
+    forget = footnote("privacy", "forget", "--user", "alice@northwind.example", data_dir=data_dir)
+    assert forget.returncode == 0, forget.stderr
+    assert "deleted 2 turns and 1 feedback records of alice" in forget.stdout
+    purge = footnote("privacy", "purge", data_dir=data_dir, FOOTNOTE_PRIVACY__RETENTION_DAYS="30")
+    assert "deleted 1 turns and 0 feedback records older than 30 days" in purge.stdout
+
+
 def test_search_piped_keeps_every_line_whole(ingested):
     done = footnote("search", "carry over unused vacation days", "-k", "3", data_dir=ingested)
     assert done.returncode == 0, done.stderr

@@ -204,6 +204,41 @@ def test_smalltalk_and_errors_get_no_feedback_buttons():
         assert not [b for b in blocks if b["type"] == "actions"]
 
 
+def test_feedback_buttons_carry_the_turn_and_its_asker():
+    blocks = render.slack_blocks(Answer("Ten days.", "answered"), turn_id="t9", asker="alice")
+    (feedback,) = [b for b in blocks if b.get("block_id", "").startswith("feedback:")]
+    assert [json.loads(e["value"]) for e in feedback["elements"]] == [{"t": "t9", "u": "alice"}] * 2
+
+
+def test_reasons_after_a_down_vote_are_buttons_and_a_line_of_text_sent_with_enter():
+    blocks = render.slack_reason_blocks("t9", "down", "alice")
+    (actions,) = [b for b in blocks if b["type"] == "actions"]
+    reasons = [json.loads(e["value"])["r"] for e in actions["elements"]]
+    assert reasons == ["wrong", "outdated", "incomplete", "unanswered"]
+    assert all(e["action_id"] == render.FEEDBACK_REASON for e in actions["elements"])
+    (other,) = [b for b in blocks if b["type"] == "input"]
+    # Block Kit: an input block in a message must dispatch its action
+    assert other["dispatch_action"] is True
+    assert other["element"]["type"] == "plain_text_input"
+    assert render.parse_other_block(other["block_id"]) == ("down", "t9", "alice")
+    assert render.parse_other_block("feedback_other:sideways:t9:alice") is None
+    # after a 👍 only the asker's own words are asked for
+    assert [b["type"] for b in render.slack_reason_blocks("t9", "up", "alice")] == [
+        "section",
+        "input",
+    ]
+    card = render.teams_reason_card("t9", "down", "alice")
+    assert [a["data"]["reason"] for a in card["actions"]] == [
+        "wrong",
+        "outdated",
+        "incomplete",
+        "unanswered",
+        "other",
+    ]
+    assert {a["data"]["action"] for a in card["actions"]} == {"feedback_reason"}
+    assert [b["id"] for b in card["body"] if b["type"] == "Input.Text"] == ["note"]
+
+
 def card_runs(card: dict) -> list[dict]:
     return [r for b in card["body"] if b["type"] == "RichTextBlock" for r in b["inlines"]]
 
@@ -246,7 +281,7 @@ def test_teams_card_has_answer_sources_and_submit_actions():
     data = [a["data"] for a in card["actions"]]
     assert {"action": "confirm", "action_id": "a-7", "asker": "alice"} in data
     assert {"action": "cancel", "action_id": "a-7", "asker": "alice"} in data
-    assert {"action": "feedback", "value": "up", "turn_id": "t9"} in data
+    assert {"action": "feedback", "value": "up", "turn_id": "t9", "asker": "alice"} in data
     assert all(a["type"] == "Action.Submit" for a in card["actions"])
     assert json.dumps(card)  # serialisable as is
 

@@ -63,12 +63,6 @@ async def test_rate_limit_counts_per_user(state):
     assert await state.allow("bob")
 
 
-async def test_feedback_is_kept_newest_first(state):
-    await state.record_feedback({"vote": "up", "turn_id": "t1"})
-    await state.record_feedback({"vote": "down", "turn_id": "t2"})
-    assert [r["turn_id"] for r in await state.feedback()] == ["t2", "t1"]
-
-
 async def test_without_redis_nothing_raises_and_the_bot_says_once_it_forgot(dead_state):
     history = await dead_state.history("c1")
     assert not history.available and history.messages == ()
@@ -81,8 +75,6 @@ async def test_without_redis_nothing_raises_and_the_bot_says_once_it_forgot(dead
     assert await dead_state.first_delivery("Ev1") and not await dead_state.first_delivery(
         "Ev1"
     )  # in process
-    assert not await dead_state.record_feedback({"vote": "up"})
-    assert await dead_state.feedback() == []
 
 
 async def test_threads_answered_in_are_known_to_every_replica_as_long_as_their_history(state):

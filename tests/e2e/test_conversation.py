@@ -8,7 +8,9 @@ with given members), clicks a button of the last reply, and reads what a person 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import json
 import logging
 import re
 import sqlite3
@@ -21,6 +23,7 @@ from agent.assistant import build_assistant
 from agent.messages import CATALOGUE, say
 from agent.traces import SqliteTraceStore
 from bot import render
+from bot.feedback import FeedbackStore
 from bot.state import FORGETFUL_NOTICE, RATE_LIMITED
 from testing.slack import (
     BOT_USER_ID,
@@ -117,18 +120,63 @@ class SlackChat:
         assert (await self.bot.send.event(event))[0] == 200
         return await self._next(channel, before)
 
-    async def click(self, button: str, *, user: str = "alice", room: str = "dm") -> str:
-        """Click ``button`` (confirm, feedback_down) on the last answer; what the clicker sees."""
+    async def click(
+        self, button: str, *, user: str = "alice", room: str = "dm", note: str = ""
+    ) -> str:
+        """Click ``button`` (confirm, feedback_up, feedback_down) on the last answer, or a reason
+        (``reason:wrong``, ``other`` with ``note``) on the last reasons the clicker was shown;
+        what the clicker sees."""
         channel = self.rooms[room]
-        action = {"confirm": render.CONFIRM, "feedback_down": render.FEEDBACK_DOWN}[button]
-        last = self._with_button(room, action)
-        blocks = last.args["blocks"]
-        message = {"ts": last.args["ts"], "text": last.args["text"], "blocks": blocks}
         clicker = USERS[user].slack_id
         before = len(self._shown(channel, clicker))
-        payload = block_action(clicker, channel, message, buttons(blocks)[action])
+        if button.startswith("reason:") or button == "other":
+            payload = self._reason(channel, clicker, button, note)
+        else:
+            action = {
+                "confirm": render.CONFIRM,
+                "feedback_up": render.FEEDBACK_UP,
+                "feedback_down": render.FEEDBACK_DOWN,
+            }[button]
+            last = self._with_button(room, action)
+            blocks = last.args["blocks"]
+            message = {"ts": last.args["ts"], "text": last.args["text"], "blocks": blocks}
+            payload = block_action(clicker, channel, message, buttons(blocks)[action])
         assert (await self.bot.send.action(payload))[0] == 200
         return await self._next(channel, before, clicker)
+
+    def _reason(self, channel: str, clicker: str, button: str, note: str) -> dict:
+        """The payload of a reason button, or of Enter in the "other" line, on the last reasons
+        shown to ``clicker`` (an ephemeral message: Slack sends no ``message`` for it)."""
+        (last, *_) = [
+            c
+            for c in reversed(self.bot.slack.of("chat.postEphemeral", channel))
+            if c.args.get("user") == clicker
+            and any(b["type"] == "input" for b in c.args.get("blocks") or [])
+        ]
+        blocks = last.args["blocks"]
+        message = {"ts": last.result["message_ts"], "blocks": blocks}
+        if button == "other":
+            (line,) = [b for b in blocks if b["type"] == "input"]
+            element = {
+                "type": "plain_text_input",
+                "action_id": render.FEEDBACK_OTHER,
+                "block_id": line["block_id"],
+                "value": note,
+            }
+        else:
+            element = next(
+                e
+                for b in blocks
+                if b["type"] == "actions"
+                for e in b["elements"]
+                if json.loads(e["value"])["r"] == button.removeprefix("reason:")
+            )
+        payload = block_action(clicker, channel, message, {"text": "", **element})
+        payload["container"]["is_ephemeral"] = True
+        del payload["message"]
+        if button == "other":
+            payload["actions"] = [{**element, "action_ts": payload["actions"][0]["action_ts"]}]
+        return payload
 
     def _with_button(self, room: str, action: str):
         """The last answer that carries the button ``action``."""
@@ -137,7 +185,7 @@ class SlackChat:
 
     def turn_id(self, room: str) -> str:
         last = self._with_button(room, render.FEEDBACK_DOWN)
-        return buttons(last.args["blocks"])[render.FEEDBACK_DOWN]["value"]
+        return json.loads(buttons(last.args["blocks"])[render.FEEDBACK_DOWN]["value"])["t"]
 
     async def privately(self, user: str, room: str) -> list[str]:
         """What ``user`` alone was shown in the room (waits for the first)."""
@@ -184,7 +232,10 @@ class TeamsChat:
     @staticmethod
     def _text(activity: dict) -> str:
         card = FakeConnector.card(activity)
-        return FakeConnector.card_text(card) if card else activity.get("text", "")
+        if not card:
+            return activity.get("text", "")
+        titles = " ".join(a.get("title", "") for a in card.get("actions") or [])
+        return FakeConnector.card_text(card) + (f"\n{titles}" if titles else "")
 
     async def _send(self, activity: dict, cid: str) -> str:
         before = len(self._shown(cid))
@@ -216,12 +267,22 @@ class TeamsChat:
             if card
             for a in card.get("actions") or []
             if (button == "confirm" and a["data"]["action"] == "confirm")
-            or (button == "feedback_down" and a["data"].get("value") == "down")
+            or (
+                button == f"feedback_{a['data'].get('value')}" and a["data"]["action"] == "feedback"
+            )
+            or (
+                a["data"]["action"] == "feedback_reason"
+                and button in (f"reason:{a['data']['reason']}", a["data"]["reason"])
+            )
         ]
         return found[-1]
 
-    async def click(self, button: str, *, user: str = "alice", room: str = "dm") -> str:
+    async def click(
+        self, button: str, *, user: str = "alice", room: str = "dm", note: str = ""
+    ) -> str:
         data = self._button(room, button)
+        if note:
+            data = {**data, "note": note}  # Teams sends the card's inputs with the data
         u = USERS[user]
         cid = self._conversation_id(room, "alice")
         activity = teams_activity(
@@ -353,10 +414,80 @@ async def test_only_the_asker_confirms_a_ticket_and_it_is_filed_once(chat, assis
     assert assistant.desk.count() == before + 1
 
 
-async def test_feedback_is_recorded_with_the_turn(chat, bot):
+def records(bot: Harness) -> FeedbackStore:
+    """The durable record the bot writes, read as `footnote feedback export` reads it."""
+    return FeedbackStore.open(bot.settings.database, bot.settings.data_dir)
+
+
+async def recorded(store: FeedbackStore, turn_id: str):
+    """The turn once on record: it is written while the answer is shown, not before."""
+    for _ in range(100):
+        if (turn := store.turn(turn_id)) is not None:
+            return turn
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"turn {turn_id} was never recorded")
+
+
+async def test_a_turn_and_its_feedback_with_a_reason_are_recorded(chat, bot):
     await chat.ask(CARRY_OVER)
-    assert await chat.click("feedback_down") == "Thanks for the feedback!"
-    (record,) = await bot.state.feedback()
-    assert record["vote"] == "down" and record["user"] == "alice"
-    assert record["turn_id"] == chat.turn_id("dm")
-    assert record["platform"] == type(chat).__name__.removesuffix("Chat").lower()
+    turn_id = chat.turn_id("dm")
+    store = records(bot)
+    turn = await recorded(store, turn_id)
+    assert (turn.user_id, turn.question) == ("alice", CARRY_OVER)
+    assert turn.groups == ("hr", "managers") and turn.channel_kind == "dm"
+    assert turn.platform == type(chat).__name__.removesuffix("Chat").lower()
+    assert turn.status == "answered" and turn.answer
+    assert {c.doc_id.rsplit("/", 1)[-1] for c in turn.citations} >= {"leave-policy-2026.md"}
+
+    picker = await chat.click("feedback_down")
+    assert "What was wrong" in picker
+    assert all(label in picker for label in ("Wrong", "Outdated", "Incomplete", "Didn't answer"))
+    (fb,) = store.feedback(turn_id)
+    assert (fb.user_id, fb.vote, fb.reason) == ("alice", "down", "")
+
+    assert await chat.click("reason:outdated") == "Thanks for the feedback!"
+    (fb,) = store.feedback(turn_id)
+    assert (fb.vote, fb.reason) == ("down", "outdated")
+    assert await chat.click("other", note="the 2026 policy says 10") == "Thanks for the feedback!"
+    (fb,) = store.feedback(turn_id)
+    assert (fb.reason, fb.note) == ("other", "the 2026 policy says 10")
+    store.close()
+
+
+async def test_only_the_asker_rates_their_answer(chat, bot):
+    room = {"room": "rating", "members": ["alice", "bob"]}
+    await chat.ask(CARRY_OVER, **room)
+    turn_id = chat.turn_id("rating")
+    reply = await chat.click("feedback_up", user="bob", room="rating")
+    assert reply == "Only Alice Moreau can rate this answer."
+    store = records(bot)
+    assert store.feedback(turn_id) == []
+    assert "Anything to add" in await chat.click("feedback_up", room="rating")
+    assert [f.vote for f in store.feedback(turn_id)] == ["up"]
+    store.close()
+
+
+async def test_help_says_what_is_stored_and_for_how_long(chat):
+    reply = await chat.ask("help")
+    assert "for 30 days" in reply and "questions" in reply
+
+
+async def test_the_running_bot_deletes_turns_past_retention_at_start(
+    handbook, assistant, redis_prefix
+):
+    from bot.feedback import FeedbackRecord, TurnRecord, ago
+
+    store = FeedbackStore.open(handbook.settings.database, handbook.settings.data_dir)
+    for turn_id, days in (("retention-old", 31), ("retention-new", 29)):
+        store.record_turn(
+            TurnRecord(turn_id, "slack", "c", "alice", (), "dm", "q", "answered", "a", at=ago(days))
+        )
+        store.record_feedback(FeedbackRecord(turn_id, "alice", "up"))
+    async with running_bot(handbook, assistant, redis_prefix):
+        for _ in range(100):
+            if store.turn("retention-old") is None:
+                break
+            await asyncio.sleep(0.05)
+    assert store.turn("retention-old") is None and store.feedback("retention-old") == []
+    assert store.turn("retention-new") is not None
+    store.close()

@@ -9,6 +9,7 @@ import re
 import time
 
 from bot import render
+from bot.feedback import FeedbackStore
 from bot.state import RATE_LIMITED
 from testing.slack import (
     BOT_USER_ID,
@@ -271,18 +272,21 @@ async def test_i_dont_know_shows_what_was_searched_and_offers_the_ticket(bot):
     assert "Open a ticket?" in text
 
 
-async def test_feedback_is_stored_in_redis(bot):
+async def test_feedback_is_recorded_and_the_reasons_go_to_the_asker_alone(bot):
     final = await ask_dm(bot, CARRY_OVER, channel="D0FEEDBK1")
     message = {"ts": final.args["ts"], "blocks": final.args["blocks"]}
-    up = buttons(final.args["blocks"])[render.FEEDBACK_DOWN]
-    assert (await bot.send.action(block_action("U0ALICE01", "D0FEEDBK1", message, up)))[0] == 200
-    await bot.slack.wait_for(lambda calls: bot.slack.of("chat.postEphemeral", "D0FEEDBK1"))
-    records = await bot.state.feedback()
-    assert (
-        records[0]["vote"] == "down"
-        and records[0]["user"] == "alice"
-        and records[0]["turn_id"] == up["value"]
+    down = buttons(final.args["blocks"])[render.FEEDBACK_DOWN]
+    turn_id = json.loads(down["value"])["t"]
+    assert (await bot.send.action(block_action("U0ALICE01", "D0FEEDBK1", message, down)))[0] == 200
+    (reasons,) = await bot.slack.wait_for(
+        lambda calls: bot.slack.of("chat.postEphemeral", "D0FEEDBK1")
     )
+    assert reasons.args["user"] == "U0ALICE01"
+    assert [b["type"] for b in reasons.args["blocks"]] == ["section", "actions", "input"]
+    store = FeedbackStore.open(bot.settings.database, bot.settings.data_dir)
+    (record,) = store.feedback(turn_id)
+    assert (record.vote, record.user_id, record.reason) == ("down", "alice", "")
+    store.close()
 
 
 async def test_malformed_bodies_get_4xx_or_a_polite_reply_never_a_crash(bot):

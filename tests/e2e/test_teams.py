@@ -7,6 +7,7 @@ import re
 
 from botbuilder.schema import Activity
 
+from bot.feedback import FeedbackStore
 from bot.teams import question_text
 from testing.teams import FakeConnector, teams_activity, teams_channel_activity
 from tests.e2e.conftest import running_bot
@@ -150,18 +151,22 @@ async def test_unknown_user_and_bad_requests(bot):
         assert r.status == 415
 
 
-async def test_feedback_submit_is_stored(bot):
+async def test_feedback_submit_is_recorded_and_answered_with_the_reasons_card(bot):
     await bot.teams(teams_activity(CARRY_OVER, service_url=bot.connector.url))
     card = FakeConnector.card(bot.connector.messages()[-1])
     down = next(a for a in card["actions"] if a["data"].get("value") == "down")
+    assert down["data"]["asker"] == "alice"
     await bot.teams(teams_activity("", service_url=bot.connector.url, value=down["data"]))
+    reasons = FakeConnector.card(bot.connector.messages()[-1])
+    assert reasons is not None and [a["data"]["reason"] for a in reasons["actions"]][-1] == "other"
+    store = FeedbackStore.open(bot.settings.database, bot.settings.data_dir)
+    (record,) = store.feedback(down["data"]["turn_id"])
+    assert (record.vote, record.user_id) == ("down", "alice")
+    wrong = next(a for a in reasons["actions"] if a["data"]["reason"] == "wrong")
+    await bot.teams(teams_activity("", service_url=bot.connector.url, value=wrong["data"]))
     assert bot.connector.messages()[-1]["text"] == "Thanks for the feedback!"
-    (record,) = [r for r in await bot.state.feedback() if r["platform"] == "teams"]
-    assert (
-        record["vote"] == "down"
-        and record["user"] == "alice"
-        and record["turn_id"] == down["data"]["turn_id"]
-    )
+    assert store.feedback(down["data"]["turn_id"])[0].reason == "wrong"
+    store.close()
 
 
 async def test_replies_are_signed_with_one_cached_token(bot):

@@ -1,0 +1,338 @@
+"""A durable record of answered turns and the asker's feedback on them, so 👍/👎 can be read:
+exported as evaluation cases (``bot/cases.py``), purged after the retention period, deleted per
+person on request.
+
+Kept in the one database of ``ingest/database.py`` (SQLite in the data dir, PostgreSQL when
+``FOOTNOTE_DATABASE__URL`` is set), in tables of its own with their own migrations. Per turn: the
+question, the asker's user id and groups, where it was asked, the answer's status and text, and
+what it cited (document id, title, link — never passage text). Per feedback: the vote, a reason
+and the asker's free text.
+
+``FeedbackStore`` is plain synchronous SQL for the command line and tests. The bot talks to it
+through ``TurnLog``, which never raises and never makes an answer wait: it opens the database
+lazily, runs each call on a worker thread, and after a failure logs once and skips the database
+for a while — as ``bot/state.py`` does with Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Literal, TypeVar
+
+from ingest.database import Database, Migrations
+from ingest.settings import DatabaseSettings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+Vote = Literal["up", "down"]
+# Why an answer was rated so: the asker picks one; "other" comes with their own words.
+REASONS: dict[str, str] = {
+    "wrong": "Wrong",
+    "outdated": "Outdated",
+    "incomplete": "Incomplete",
+    "unanswered": "Didn't answer",
+    "other": "Other",
+}
+MAX_NOTE = 500  # characters of free text kept with a reason
+RETRY_AFTER_S = 30.0  # after a database error, calls skip the database this long
+CONNECT_TIMEOUT_S = 3  # the bot's connection attempt; an answer never waits on it
+
+
+def now() -> str:
+    """UTC, to the millisecond: turns of one conversation seconds apart keep their order."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class CitedDocument:
+    doc_id: str
+    title: str = ""
+    link: str = ""
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    turn_id: str
+    platform: str
+    conversation: str
+    user_id: str
+    groups: tuple[str, ...]
+    channel_kind: str
+    question: str
+    status: str
+    answer: str
+    citations: tuple[CitedDocument, ...] = ()
+    at: str = field(default_factory=now)
+
+
+@dataclass(frozen=True)
+class FeedbackRecord:
+    turn_id: str
+    user_id: str
+    vote: Vote
+    reason: str = ""  # one of REASONS, or "" while the asker has not picked one
+    note: str = ""
+    at: str = field(default_factory=now)
+
+
+def ago(days: float, at: str | None = None) -> str:
+    """The timestamp ``days`` before ``at`` (default: now), as the records store them."""
+    base = dt.datetime.fromisoformat(at) if at else dt.datetime.now(dt.UTC)
+    return (base - dt.timedelta(days=days)).isoformat(timespec="milliseconds")
+
+
+class FeedbackStore(Database):
+    MIGRATIONS: ClassVar[Migrations] = [
+        (
+            1,
+            [
+                """CREATE TABLE turns (
+                    turn_id TEXT PRIMARY KEY,
+                    at TEXT NOT NULL,
+                    platform TEXT NOT NULL,
+                    conversation TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    user_groups TEXT NOT NULL,
+                    channel_kind TEXT NOT NULL,
+                    question TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    answer TEXT NOT NULL,
+                    citations TEXT NOT NULL
+                )""",
+                "CREATE INDEX turns_at ON turns (at)",
+                "CREATE INDEX turns_user ON turns (user_id)",
+                "CREATE INDEX turns_conversation ON turns (conversation, at)",
+                """CREATE TABLE feedback (
+                    turn_id TEXT NOT NULL REFERENCES turns(turn_id) ON DELETE CASCADE,
+                    user_id TEXT NOT NULL,
+                    vote TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    note TEXT NOT NULL,
+                    at TEXT NOT NULL,
+                    PRIMARY KEY (turn_id, user_id)
+                )""",
+                "CREATE INDEX feedback_at ON feedback (at)",
+                "CREATE INDEX feedback_user ON feedback (user_id)",
+            ],
+        ),
+    ]
+    VERSION_TABLE: ClassVar[str] = "feedback_schema_version"
+    WHAT: ClassVar[str] = "the feedback record"
+
+    _TURN_COLUMNS = (
+        "turn_id, platform, conversation, user_id, user_groups, channel_kind, question, status,"
+        " answer, citations, at"
+    )
+
+    def record_turn(self, t: TurnRecord) -> None:
+        cited = [{"doc_id": c.doc_id, "title": c.title, "link": c.link} for c in t.citations]
+        self._rows(
+            f"INSERT INTO turns ({self._TURN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (turn_id) DO NOTHING",
+            (
+                t.turn_id,
+                t.platform,
+                t.conversation,
+                t.user_id,
+                json.dumps(list(t.groups)),
+                t.channel_kind,
+                t.question,
+                t.status,
+                t.answer,
+                json.dumps(cited),
+                t.at,
+            ),
+        )
+
+    @staticmethod
+    def _turn(row: tuple) -> TurnRecord:
+        cited = tuple(CitedDocument(**c) for c in json.loads(row[9]))
+        return TurnRecord(
+            turn_id=row[0],
+            platform=row[1],
+            conversation=row[2],
+            user_id=row[3],
+            groups=tuple(json.loads(row[4])),
+            channel_kind=row[5],
+            question=row[6],
+            status=row[7],
+            answer=row[8],
+            citations=cited,
+            at=row[10],
+        )
+
+    def turn(self, turn_id: str) -> TurnRecord | None:
+        rows = self._rows(f"SELECT {self._TURN_COLUMNS} FROM turns WHERE turn_id = ?", (turn_id,))
+        return self._turn(rows[0]) if rows else None
+
+    def record_feedback(self, f: FeedbackRecord) -> bool:
+        """Store (or replace) a person's feedback on a turn; False when the turn is not on record
+        (never recorded, or purged)."""
+        with self._transaction():
+            if not self._rows("SELECT 1 FROM turns WHERE turn_id = ?", (f.turn_id,)):
+                return False
+            self._rows(
+                "INSERT INTO feedback (turn_id, user_id, vote, reason, note, at)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id, user_id) DO UPDATE SET"
+                " vote = excluded.vote, reason = excluded.reason, note = excluded.note,"
+                " at = excluded.at",
+                (f.turn_id, f.user_id, f.vote, f.reason, f.note[:MAX_NOTE], f.at),
+            )
+        return True
+
+    def feedback(self, turn_id: str) -> list[FeedbackRecord]:
+        rows = self._rows(
+            "SELECT turn_id, user_id, vote, reason, note, at FROM feedback WHERE turn_id = ?"
+            " ORDER BY at",
+            (turn_id,),
+        )
+        return [FeedbackRecord(*r) for r in rows]
+
+    def rated_since(self, since: str) -> list[tuple[TurnRecord, FeedbackRecord]]:
+        """Every turn that got feedback at or after ``since``, oldest first, with the asker's
+        latest feedback on it (only the asker may rate a turn)."""
+        cols = ", ".join(f"t.{c.strip()}" for c in self._TURN_COLUMNS.split(","))
+        rows = self._rows(
+            f"SELECT {cols}, f.turn_id, f.user_id, f.vote, f.reason, f.note, f.at"
+            " FROM feedback f JOIN turns t ON t.turn_id = f.turn_id"
+            " WHERE f.at >= ? AND f.user_id = t.user_id ORDER BY t.at, t.turn_id",
+            (since,),
+        )
+        return [(self._turn(r[:11]), FeedbackRecord(*r[11:])) for r in rows]
+
+    def earlier_questions(self, t: TurnRecord, limit: int = 5, after: str = "") -> list[str]:
+        """The asker's questions before ``t`` in the same conversation (since ``after``), oldest
+        first: what the bot still had in its history when it answered ``t``."""
+        rows = self._rows(
+            "SELECT question FROM turns WHERE conversation = ? AND user_id = ? AND at <= ?"
+            " AND at >= ? AND turn_id <> ? ORDER BY at DESC LIMIT ?",
+            (t.conversation, t.user_id, t.at, after, t.turn_id, limit),
+        )
+        return [str(r[0]) for r in reversed(rows)]
+
+    def counts(self) -> tuple[int, int]:
+        """(turns, feedback) on record."""
+        turns = self._rows("SELECT COUNT(*) FROM turns")[0][0]
+        feedback = self._rows("SELECT COUNT(*) FROM feedback")[0][0]
+        return int(turns), int(feedback)
+
+    def purge(self, before: str) -> tuple[int, int]:
+        """Delete the turns answered before ``before`` and the feedback on them: (turns, feedback)."""
+        with self._transaction():
+            feedback = self._count(
+                "DELETE FROM feedback WHERE turn_id IN (SELECT turn_id FROM turns WHERE at < ?)",
+                (before,),
+            )
+            turns = self._count("DELETE FROM turns WHERE at < ?", (before,))
+        return turns, feedback
+
+    def forget(self, user_id: str) -> tuple[int, int]:
+        """Delete one person's turns, the feedback on them and the feedback they gave."""
+        with self._transaction():
+            feedback = self._count(
+                "DELETE FROM feedback WHERE user_id = ?"
+                " OR turn_id IN (SELECT turn_id FROM turns WHERE user_id = ?)",
+                (user_id, user_id),
+            )
+            turns = self._count("DELETE FROM turns WHERE user_id = ?", (user_id,))
+        return turns, feedback
+
+
+class TurnLog:
+    """The bot's side of the record: async, and a database that fails never fails an answer."""
+
+    def __init__(
+        self,
+        opener: Callable[[], FeedbackStore],
+        retention_days: int,
+        retry_after_s: float = RETRY_AFTER_S,
+    ):
+        self._open, self.retention_days = opener, retention_days
+        self.retry_after_s = retry_after_s
+        self._store: FeedbackStore | None = None
+        self._lock = threading.Lock()  # one connection, used by one thread at a time
+        self._down_until = 0.0
+        self._writing: dict[str, asyncio.Future[None]] = {}  # turn id → its record in flight
+
+    @classmethod
+    def from_settings(
+        cls, database: DatabaseSettings, data_dir: Path, retention_days: int
+    ) -> TurnLog:
+        return cls(
+            lambda: FeedbackStore.open(database, data_dir, connect_timeout=CONNECT_TIMEOUT_S),
+            retention_days,
+        )
+
+    def _run(self, what: str, fn: Callable[[FeedbackStore], T], default: T) -> T:
+        with self._lock:
+            if time.monotonic() < self._down_until:
+                return default
+            try:
+                if self._store is None:
+                    self._store = self._open()
+                result = fn(self._store)
+            except Exception as exc:  # the database is a record, never a dependency of answering
+                if not self._down_until:
+                    log.warning(
+                        "feedback database unavailable (%s): %s; answering without a record "
+                        "of turns until it is back",
+                        what,
+                        exc,
+                    )
+                self._down_until = time.monotonic() + self.retry_after_s
+                self._drop()
+                return default
+            if self._down_until:
+                log.info("feedback database is back")
+                self._down_until = 0.0
+            return result
+
+    def _drop(self) -> None:
+        store, self._store = self._store, None
+        if store is not None:
+            try:
+                store.close()
+            except Exception as exc:
+                log.debug("closing the feedback database failed: %s", exc)
+
+    async def _call(self, what: str, fn: Callable[[FeedbackStore], T], default: T) -> T:
+        return await asyncio.to_thread(self._run, what, fn, default)
+
+    def record_turn(self, t: TurnRecord) -> Awaitable[None]:
+        """Start writing ``t``; await the result to know it is done (it never raises)."""
+
+        async def write() -> None:
+            await self._call("record turn", lambda s: s.record_turn(t), None)
+
+        task = asyncio.ensure_future(write())
+        self._writing[t.turn_id] = task
+        task.add_done_callback(lambda _: self._writing.pop(t.turn_id, None))
+        return task
+
+    async def turn(self, turn_id: str) -> TurnRecord | None:
+        """The turn on record (None when unknown or the database is away)."""
+        writing = self._writing.get(turn_id)
+        if writing is not None:  # a click right after the answer: its record may be in flight
+            await writing
+        return await self._call("read turn", lambda s: s.turn(turn_id), None)
+
+    async def record_feedback(self, f: FeedbackRecord) -> bool:
+        return await self._call("record feedback", lambda s: s.record_feedback(f), False)
+
+    async def purge(self) -> tuple[int, int]:
+        before = ago(self.retention_days)
+        return await self._call("purge", lambda s: s.purge(before), (0, 0))
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()

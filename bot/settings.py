@@ -67,6 +67,13 @@ class SlackSettings(BaseModel):
     # new @mention. Off by default: it needs the message.channels / message.groups events, and
     # with them Slack sends Footnote every message of every channel it is in (docs/connect.md).
     thread_followups: bool = False
+    # Offered when someone opens a thread in Slack's assistant side panel (at most four; each is
+    # sent as their question when clicked). [] offers none.
+    suggested_prompts: list[str] = [
+        "What can you help me with?",
+        "Which documents can you search for me?",
+        "Open a support ticket for me",
+    ]
 
 
 BOT_FRAMEWORK_OPENID_METADATA_URL = (

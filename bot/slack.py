@@ -17,6 +17,12 @@ come to them alone, as an ephemeral message), and "open a ticket" after an
 "I don't know". Retries and replays are answered once: by ``event_id``, or by a hash of the
 signed body when an event has none.
 
+Slack's assistant side panel (Bolt's ``AsyncAssistant``): a new assistant thread gets the greeting
+and the suggested prompts (``FOOTNOTE_SLACK__SUGGESTED_PROMPTS``); a question in one shows the
+native status line ("is searching the documents…", then each step's progress) instead of a
+placeholder message, and the answer arrives as the thread's reply, which clears the status. A DM
+thread that is no assistant thread (the status is refused) falls back to the placeholder.
+
 What only the asker may see (the hint that a private document may answer better) goes to them as
 an ephemeral message, never into the channel. Every ``text`` sent is inert (``render.slack_inert``).
 """
@@ -34,11 +40,12 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
-from slack_bolt.async_app import AsyncApp
+from slack_bolt.async_app import AsyncApp, AsyncAssistant
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.loop import Progress
+from agent.messages import say as message
 from agent.turns import Answer
 from bot import render
 from bot.conversation import (
@@ -150,6 +157,7 @@ class SlackAdapter:
             # Bolt would log a warning for every unhandled event type; we handle what we subscribe to.
             raise_error_for_unhandled_request=False,
         )
+        self.suggested_prompts = settings.suggested_prompts
         self._emails: dict[str, tuple[float, str, bool]] = {}  # slack id → (when, email, is_bot)
         self.progress_interval_s = PROGRESS_INTERVAL_S
         self._register()
@@ -158,6 +166,12 @@ class SlackAdapter:
 
     def _register(self) -> None:
         app = self.app
+        # First: it takes the side panel's events (and DM thread messages) before the listeners below.
+        assistant = AsyncAssistant()
+        assistant.thread_started(self._on_assistant_thread_started)
+        assistant.thread_context_changed(self._on_assistant_context_changed)
+        assistant.user_message(self._on_assistant_message)
+        app.use(assistant)
         app.event("message")(self._on_message)
         app.event("app_mention")(self._on_mention)
         app.action(render.CONFIRM)(self._on_confirm)
@@ -221,6 +235,28 @@ class SlackAdapter:
             return
         await self._ask(event, body.get("team_id"), context, "dm", event.get("thread_ts"))
 
+    async def _on_assistant_thread_started(self, event: dict, say, set_suggested_prompts) -> None:
+        """The side panel opened a thread: the greeting and what to try (nothing is answered yet)."""
+        await say(text=render.slack_inert(message("en", "smalltalk")))
+        if self.suggested_prompts:
+            prompts = [{"title": p[:75], "message": p} for p in self.suggested_prompts[:4]]
+            try:
+                await set_suggested_prompts(prompts=prompts)
+            except SlackApiError as exc:  # the greeting is out; prompts are a convenience
+                log.info("suggested prompts refused: %s", exc.response.get("error"))
+
+    async def _on_assistant_context_changed(self) -> None:
+        """The channel the user is looking at changed. Answers never depend on it, so Bolt's
+        default (storing it in message metadata, extra API calls) is not wanted."""
+
+    async def _on_assistant_message(self, event: dict, body: dict, context, request) -> None:
+        """A question in an assistant thread (or any DM thread): a DM question, shown natively."""
+        if event.get("subtype") not in _ALLOWED_SUBTYPES or not self._from_a_person(event, context):
+            return
+        if not await self._first_delivery(body, request):
+            return
+        await self._ask(event, body.get("team_id"), context, "dm", event.get("thread_ts"), True)
+
     async def _on_mention(self, event: dict, body: dict, context, request) -> None:
         if not self._from_a_person(event, context):
             return
@@ -271,6 +307,7 @@ class SlackAdapter:
         context,
         channel_kind: ChannelKind,
         thread_ts: str | None,
+        side_panel: bool = False,
     ) -> None:
         channel = event["channel"]
         raw = event.get("text")
@@ -287,7 +324,8 @@ class SlackAdapter:
             else None,
             mark_thread=channel_kind == "channel" and bool(thread_ts) and self.thread_followups,
         )
-        await self.conversation.ask(question, _ThreadReply(self, channel, thread_ts, event["user"]))
+        kind = _AssistantReply if side_panel and thread_ts else _ThreadReply
+        await self.conversation.ask(question, kind(self, channel, thread_ts, event["user"]))
 
     def _progress(self, channel: str, ts: str) -> Progress:
         last = time.monotonic()
@@ -487,21 +525,27 @@ class _ThreadReply:
 
     async def show(self, answer: Answer, view: dict[str, Any]) -> None:
         ts = self.ts
-        assert ts is not None, "the conversation shows an answer after working() put a placeholder"
         blocks = render.slack_blocks(answer, **view)
         text = render.slack_text(answer)
+        plain = render.slack_message_blocks(answer.text)
         try:
-            await self.client.chat_update(channel=self.channel, ts=ts, text=text, blocks=blocks)
-        except SlackApiError as exc:  # e.g. invalid_blocks: never leave the placeholder hanging
+            if ts is None:  # no placeholder (an assistant thread): the answer is the reply
+                await self.client.chat_postMessage(
+                    channel=self.channel, thread_ts=self.thread_ts, text=text, blocks=blocks
+                )
+            else:
+                await self.client.chat_update(channel=self.channel, ts=ts, text=text, blocks=blocks)
+        except SlackApiError as exc:  # e.g. invalid_blocks: never leave the question unanswered
             log.error(
-                "chat.update with blocks failed (%s); sending plain text", exc.response.get("error")
+                "the answer's blocks were refused (%s); sending plain text",
+                exc.response.get("error"),
             )
-            await self.client.chat_update(
-                channel=self.channel,
-                ts=ts,
-                text=text,
-                blocks=render.slack_message_blocks(answer.text),
-            )
+            if ts is None:
+                await self.client.chat_postMessage(
+                    channel=self.channel, thread_ts=self.thread_ts, text=text, blocks=plain
+                )
+            else:
+                await self.client.chat_update(channel=self.channel, ts=ts, text=text, blocks=plain)
 
     async def tell_privately(self, text: str) -> None:
         try:
@@ -511,6 +555,37 @@ class _ThreadReply:
 
     async def ask_reason(self, turn_id: str, vote: Literal["up", "down"], asker: str) -> None:
         """Never asked of a question's reply: reasons follow a click."""
+
+
+class _AssistantReply(_ThreadReply):
+    """A question in Slack's assistant side panel: progress on the thread's status line, no
+    placeholder; the answer is posted as the reply, which clears the status."""
+
+    async def working(self) -> Progress:
+        try:
+            await self._status(render.PLACEHOLDER)
+        except SlackApiError as exc:  # not an assistant thread: a plain DM thread's placeholder
+            log.info("no assistant status here (%s)", exc.response.get("error"))
+            return await super().working()
+        last = time.monotonic()
+
+        async def progress(text: str) -> None:
+            nonlocal last
+            now = time.monotonic()
+            if now - last < self.adapter.progress_interval_s:
+                return
+            last = now
+            try:
+                await self._status(text)
+            except SlackApiError as exc:  # progress is best-effort
+                log.info("status update failed: %s", exc)
+
+        return progress
+
+    async def _status(self, text: str) -> None:
+        await self.client.assistant_threads_setStatus(
+            channel_id=self.channel, thread_ts=self.thread_ts or "", status=render.slack_inert(text)
+        )
 
 
 class _ClickReply:

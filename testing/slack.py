@@ -324,6 +324,29 @@ def channel_message_event(
     return _envelope(event, event_id)
 
 
+def assistant_thread_started_event(
+    user: str = "U0ALICE01",
+    channel: str = "D0ALICE01",
+    *,
+    thread_ts: str | None = None,
+    event_id: str | None = None,
+) -> dict:
+    """Slack's ``assistant_thread_started``: someone opened a thread in the assistant side panel
+    (the thread's first message is the app's, so the thread exists before the user writes)."""
+    thread_ts = thread_ts or _ts()
+    event = {
+        "type": "assistant_thread_started",
+        "assistant_thread": {
+            "user_id": user,
+            "context": {"channel_id": "C0GENERAL", "team_id": TEAM_ID, "enterprise_id": None},
+            "channel_id": channel,
+            "thread_ts": thread_ts,
+        },
+        "event_ts": _ts(),
+    }
+    return _envelope(event, event_id)
+
+
 def _envelope(event: dict, event_id: str | None) -> dict:
     return {
         "token": "verification-token-unused",

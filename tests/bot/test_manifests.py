@@ -25,10 +25,17 @@ def test_slack_manifest_subscribes_to_what_the_adapter_handles():
         "users:read.email",
         "channels:read",
         "groups:read",
+        "assistant:write",  # the side panel's status line and suggested prompts
     } <= scopes
     events = m["settings"]["event_subscriptions"]
     # channel messages only when thread follow-ups are turned on (commented out below)
-    assert set(events["bot_events"]) == {"message.im", "app_mention"}
+    assert set(events["bot_events"]) == {
+        "message.im",
+        "app_mention",
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
+    }
+    assert m["features"]["assistant_view"]["assistant_description"]
     # Slack delivers a message.* event only with its history scope
     history_scope = {
         "message.im": "im:history",

@@ -13,6 +13,7 @@ from bot.feedback import FeedbackStore
 from bot.state import RATE_LIMITED
 from testing.slack import (
     BOT_USER_ID,
+    assistant_thread_started_event,
     block_action,
     blocks_text,
     buttons,
@@ -383,3 +384,62 @@ async def test_the_placeholder_shows_progress_before_the_answer(bot):
     assert progress and all(c.args["ts"] == final.args["ts"] for c in updates)
     assert any("passages" in c.args["text"] or "searching" in c.args["text"] for c in progress)
     assert updates[-1] is final
+
+
+# ---------------------------------------------------------------- the assistant side panel
+
+
+async def test_an_assistant_thread_greets_and_suggests_prompts(bot):
+    from bot.server import SLACK_KEY
+
+    thread = "1764500000.000100"
+    status, _ = await bot.send.event(
+        assistant_thread_started_event(channel="D0PANEL01", thread_ts=thread)
+    )
+    assert status == 200
+
+    greeting = await bot.slack.posted("D0PANEL01")
+    assert greeting.args["thread_ts"] == thread
+    assert "Ask me anything" in greeting.args["text"]
+    [prompts] = await bot.slack.wait_for(
+        lambda _: bot.slack.of("assistant.threads.setSuggestedPrompts")
+    )
+    assert prompts.args["channel_id"] == "D0PANEL01" and prompts.args["thread_ts"] == thread
+    offered = bot.app[SLACK_KEY].suggested_prompts
+    assert [p["message"] for p in prompts.args["prompts"]] == offered[:4]
+    assert bot.slack.of("chat.update", "D0PANEL01") == []  # nothing answered yet
+
+
+async def test_a_question_in_an_assistant_thread_shows_status_then_the_answer_as_reply(bot):
+    from bot.server import SLACK_KEY
+
+    bot.app[SLACK_KEY].progress_interval_s = 0  # every progress line becomes a status
+    thread = "1764500000.000200"
+    await bot.send.event(dm_event(CARRY_OVER, channel="D0PANEL02", thread_ts=thread))
+
+    answer = await bot.slack.posted("D0PANEL02")
+    statuses = [
+        c.args
+        for c in bot.slack.of("assistant.threads.setStatus")
+        if c.args["channel_id"] == "D0PANEL02"
+    ]
+    assert statuses and statuses[0]["status"] == render.PLACEHOLDER
+    assert all(s["thread_ts"] == thread for s in statuses)
+    assert len({s["status"] for s in statuses}) > 1  # the loop's steps, on the status line
+    assert answer.args["thread_ts"] == thread
+    assert "10" in flat(answer.args["blocks"][0])  # the answer itself, with its citations
+    assert re.search(r"\|\[1\]>", blocks_text(answer.args["blocks"]))
+    assert len(bot.slack.of("chat.postMessage", "D0PANEL02")) == 1  # no placeholder message
+    assert bot.slack.of("chat.update", "D0PANEL02") == []
+
+
+async def test_a_dm_thread_that_refuses_a_status_gets_the_placeholder(bot):
+    bot.slack.fail["assistant.threads.setStatus"] = "thread_not_found"
+    thread = "1764500000.000300"
+    final = await ask_dm(bot, CARRY_OVER, channel="D0PANEL03", thread_ts=thread)
+
+    placeholder = bot.slack.of("chat.postMessage", "D0PANEL03")[0]
+    assert placeholder.args["text"] == render.PLACEHOLDER
+    assert placeholder.args["thread_ts"] == thread
+    assert final.args["ts"] == placeholder.args.get("ts", final.args["ts"])
+    assert "10" in flat(final.args["blocks"][0])

@@ -58,6 +58,14 @@ class PrivacySettings(BaseModel):
     retention_days: int = Field(30, ge=1)
 
 
+# What a new chat with Footnote offers to ask, in Slack's side panel and Teams' personal chat.
+SUGGESTED_PROMPTS = (
+    "What can you help me with?",
+    "Which documents can you search for me?",
+    "Open a support ticket for me",
+)
+
+
 class SlackSettings(BaseModel):
     bot_token: SecretStr
     signing_secret: SecretStr
@@ -69,11 +77,7 @@ class SlackSettings(BaseModel):
     thread_followups: bool = False
     # Offered when someone opens a thread in Slack's assistant side panel (at most four; each is
     # sent as their question when clicked). [] offers none.
-    suggested_prompts: list[str] = [
-        "What can you help me with?",
-        "Which documents can you search for me?",
-        "Open a support ticket for me",
-    ]
+    suggested_prompts: list[str] = list(SUGGESTED_PROMPTS)
 
 
 BOT_FRAMEWORK_OPENID_METADATA_URL = (
@@ -89,6 +93,9 @@ class TeamsSettings(BaseModel):
 
     app_id: str = ""
     app_password: SecretStr = SecretStr("")
+    # Offered as suggested actions when Footnote is added to a personal chat and after a greeting
+    # there (at most four; a click sends it as the question). [] offers none.
+    suggested_prompts: list[str] = list(SUGGESTED_PROMPTS)
     tenant_id: str | None = None  # single-tenant bots only
     # No token checks at all, for the Bot Framework Emulator; refused unless the server listens
     # on a loopback address.

@@ -10,6 +10,11 @@ removed from the text), and the agent gets every member's groups. ``Action.Submi
 a message with ``.value``: Confirm / Cancel a pending ticket, feedback and then its reason (a card
 of reasons; only the asker may rate their turn), "open a ticket".
 
+In personal chat the bot shows it is working with an informative message ("Looking through the
+docs…", then each step's progress) that the answer card then replaces (``update_activity``;
+botbuilder-python has no streaming helper); in a channel, a typing indicator. Being added to a
+personal chat, or greeted there, answers with suggested actions (``TeamsSettings.suggested_prompts``).
+
 What only the asker may see (the hint that a private document may answer better) goes to them in
 a 1:1 chat the bot opens, never into the channel; where that fails, it is not sent at all. Our own
 short messages go as plain text, answers as cards whose document text is never read as Markdown.
@@ -21,6 +26,7 @@ import html
 import json
 import logging
 import re
+import time
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -35,9 +41,19 @@ from botbuilder.core import (
 )
 from botbuilder.core.teams import TeamsInfo
 from botbuilder.integration.aiohttp import CloudAdapter
-from botbuilder.schema import Activity, ActivityTypes, ConversationParameters, TextFormatTypes
+from botbuilder.schema import (
+    ActionTypes,
+    Activity,
+    ActivityTypes,
+    CardAction,
+    ChannelAccount,
+    ConversationParameters,
+    TextFormatTypes,
+)
 from msrest.exceptions import DeserializationError
 
+from agent.loop import Progress
+from agent.messages import say as message
 from agent.turns import Answer
 from bot import render
 from bot.conversation import (
@@ -120,8 +136,9 @@ def question_text(activity: Activity) -> str:
 class FootnoteTeamsBot(ActivityHandler):
     """Activities → the conversation core; its replies → Teams messages and Adaptive Cards."""
 
-    def __init__(self, conversation: Conversation):
+    def __init__(self, conversation: Conversation, suggested_prompts: list[str] | None = None):
         self.conversation = conversation
+        self.suggested_prompts = list(suggested_prompts or [])
 
     # -- identity --------------------------------------------------------------------------
 
@@ -154,6 +171,16 @@ class FootnoteTeamsBot(ActivityHandler):
 
     # -- turns -----------------------------------------------------------------------------
 
+    async def on_members_added_activity(
+        self, members_added: list[ChannelAccount], ctx: TurnContext
+    ) -> None:
+        """Added to someone's personal chat: the greeting, with what to try."""
+        activity = ctx.activity
+        me = activity.recipient.id if activity.recipient else None
+        if _kind(activity) != "dm" or not any(m.id == me for m in members_added or []):
+            return
+        await ctx.send_activity(suggesting(message("en", "smalltalk"), self.suggested_prompts))
+
     async def on_message_activity(self, ctx: TurnContext) -> None:
         activity = ctx.activity
         if activity.id and not await self.conversation.state.first_delivery(
@@ -179,7 +206,7 @@ class FootnoteTeamsBot(ActivityHandler):
             channel_kind=kind,
             members=(lambda: self.members(ctx)) if kind == "channel" else None,
         )
-        await self.conversation.ask(question, _TeamsReply(ctx))
+        await self.conversation.ask(question, _TeamsReply(ctx, self.suggested_prompts))
 
     async def on_submit(self, ctx: TurnContext, data: dict) -> None:
         activity = ctx.activity
@@ -217,24 +244,75 @@ def _kind(activity: Activity) -> ChannelKind:
     return "dm" if kind in (None, "personal") else "channel"
 
 
+PROGRESS_INTERVAL_S = 1.0  # at most one edit of the informative message a second
+
+
+def suggesting(text: str, prompts: list[str]) -> Activity:
+    """``text`` with up to four suggested actions; a click sends the prompt as a message."""
+    activity = plain(text)
+    if prompts:
+        actions = [CardAction(type=ActionTypes.im_back, title=p[:50], value=p) for p in prompts[:4]]
+        activity.suggested_actions = MessageFactory.suggested_actions(actions).suggested_actions
+    return activity
+
+
 class _TeamsReply:
     """Replies in the activity's conversation: our words as plain text, answers as cards; the
-    asker's private note in a 1:1 chat the bot opens, or not at all."""
+    asker's private note in a 1:1 chat the bot opens, or not at all. In personal chat an
+    informative message shows progress and the answer card replaces it."""
 
-    def __init__(self, ctx: TurnContext):
+    def __init__(self, ctx: TurnContext, suggested_prompts: list[str] | None = None):
         self.ctx = ctx
+        self.suggested_prompts = suggested_prompts or []
+        self.informative: str | None = None  # the id of the message the answer replaces
+        self.progress_interval_s = PROGRESS_INTERVAL_S
 
     async def say(self, text: str) -> None:
-        await self.ctx.send_activity(plain(text))
+        if not await self._replace(plain(text)):
+            await self.ctx.send_activity(plain(text))
 
-    async def working(self) -> None:
+    async def working(self) -> Progress | None:
         await self.ctx.send_activity(Activity(type=ActivityTypes.typing))
+        if _kind(self.ctx.activity) != "dm":
+            return None
+        sent = await self.ctx.send_activity(plain(f"⏳ {render.PLACEHOLDER}"))
+        self.informative = sent.id if sent is not None else None
+        last = time.monotonic()
+
+        async def progress(text: str) -> None:
+            nonlocal last
+            now = time.monotonic()
+            if now - last < self.progress_interval_s:
+                return
+            last = now
+            try:
+                await self._replace(plain(f"⏳ {text}"), keep=True)
+            except Exception as exc:  # progress is best-effort
+                log.info("progress update failed: %s", exc)
+
+        return progress
 
     async def show(self, answer: Answer, view: dict[str, Any]) -> None:
         card = render.teams_card(answer, **view)
-        await self.ctx.send_activity(
-            MessageFactory.attachment(CardFactory.adaptive_card(card), text=None)
-        )
+        reply = MessageFactory.attachment(CardFactory.adaptive_card(card), text=None)
+        if answer.status == "smalltalk" and _kind(self.ctx.activity) == "dm":
+            reply.suggested_actions = suggesting("", self.suggested_prompts).suggested_actions
+        try:
+            if await self._replace(reply):
+                return
+        except Exception as exc:  # never leave the question unanswered: send it anew
+            log.warning("could not replace the informative message: %s", exc)
+        await self.ctx.send_activity(reply)
+
+    async def _replace(self, activity: Activity, keep: bool = False) -> bool:
+        """Put ``activity`` in place of the informative message; False when there is none."""
+        if self.informative is None:
+            return False
+        activity.id = self.informative
+        if not keep:
+            self.informative = None
+        await self.ctx.update_activity(activity)
+        return True
 
     async def ask_reason(self, turn_id: str, vote: Literal["up", "down"], asker: str) -> None:
         card = render.teams_reason_card(turn_id, vote, asker)
@@ -272,7 +350,7 @@ class TeamsAdapter:
         self.auth = bot_authentication(settings)  # raises ConfigError without credentials
         self.adapter = CloudAdapter(self.auth)
         self.adapter.on_turn_error = self._on_turn_error
-        self.bot = FootnoteTeamsBot(conversation)
+        self.bot = FootnoteTeamsBot(conversation, settings.suggested_prompts)
 
     @staticmethod
     async def _on_turn_error(ctx: TurnContext, error: Exception) -> None:

@@ -7,6 +7,7 @@ import re
 
 from botbuilder.schema import Activity
 
+from bot import render
 from bot.feedback import FeedbackStore
 from bot.teams import question_text
 from testing.teams import FakeConnector, teams_activity, teams_channel_activity
@@ -36,12 +37,29 @@ def card_text(card: dict) -> str:
     return FakeConnector.card_text(card)
 
 
+def sent_messages(bot, conversation: str) -> list[tuple[str, dict]]:
+    """(method, activity) of every message sent into ``conversation``: "POST " for a new one,
+    "PUT <id>" for one that replaces an earlier message."""
+    return [
+        (c.method, c.args["activity"])
+        for c in bot.connector.calls
+        if "activity" in c.args
+        and c.args["activity"].get("type") == "message"
+        and c.args["conversation"] == conversation
+    ]
+
+
 async def test_personal_chat_replies_with_an_adaptive_card(bot):
     status, _ = await bot.teams(teams_activity(CARRY_OVER, service_url=bot.connector.url))
     assert status in (200, 201)
     sent = [c.args["activity"] for c in bot.connector.calls if "activity" in c.args]
     assert sent[0]["type"] == "typing"
-    (reply,) = bot.connector.messages("a:personal-29:alice")
+    (first, informative), *edits = sent_messages(bot, "a:personal-29:alice")
+    assert first.startswith("POST ") and informative["text"] == f"⏳ {render.PLACEHOLDER}"
+    # the informative message is replaced: by progress lines, then by the answer card
+    assert edits and all(method.startswith("PUT ") for method, _ in edits)
+    assert len({method for method, _ in edits}) == 1  # always the same message
+    reply = edits[-1][1]
     card = FakeConnector.card(reply)
     assert card["type"] == "AdaptiveCard" and card["version"] == "1.4"
     assert card["body"][0]["type"] == "RichTextBlock" and "[1]" in card_text(card).splitlines()[0]
@@ -176,7 +194,8 @@ async def test_replies_are_signed_with_one_cached_token(bot):
         assert (await bot.teams(teams_activity(CARRY_OVER, service_url=bot.connector.url)))[
             0
         ] == 201
-    assert len(bot.connector.messages()) == 2
+    assert len([c for c in bot.connector.calls if c.method.startswith("POST ")]) >= 2
+    assert len([c for c in bot.connector.calls if c.method.startswith("PUT ")]) >= 2  # answers
     assert [c for c in bot.connector.calls if c.method == "401"] == []
     (request,) = bot.idp.token_requests
     assert request["grant_type"] == "client_credentials"
@@ -195,3 +214,45 @@ async def test_a_single_tenant_bot_gets_its_token_from_its_tenant(
         ] == 201
         assert bot.connector.messages()
         assert [r["tenant"] for r in bot.idp.token_requests] == ["t-northwind"]
+
+
+PROG = {"id": "a:personal-alice-2", "conversationType": "personal", "tenantId": "t-northwind"}
+GREET = {"id": "a:personal-alice-3", "conversationType": "personal", "tenantId": "t-northwind"}
+
+
+async def test_personal_chat_progress_edits_the_informative_message(bot, monkeypatch):
+    monkeypatch.setattr("bot.teams.PROGRESS_INTERVAL_S", 0.0)  # every progress line is an edit
+    await bot.teams(teams_activity(CARRY_OVER, service_url=bot.connector.url, conversation=PROG))
+    (_, informative), *edits = sent_messages(bot, PROG["id"])
+    lines = [a["text"] for _, a in edits if a.get("text")]
+    assert lines and all(line.startswith("⏳ ") for line in lines)  # the loop's steps, in place
+    assert FakeConnector.card(edits[-1][1])  # and the answer last, in the same message
+
+
+async def test_added_to_a_personal_chat_greets_with_suggested_actions(bot):
+    update = {
+        "type": "conversationUpdate",
+        "id": "f:added-1",
+        "serviceUrl": bot.connector.url,
+        "channelId": "msteams",
+        "from": {"id": "29:alice", "aadObjectId": "aad-29:alice"},
+        "recipient": BOT,
+        "conversation": {"id": "a:personal-29:alice", "conversationType": "personal"},
+        "membersAdded": [BOT],
+        "channelData": {"tenant": {"id": "t-northwind"}},
+    }
+    assert (await bot.teams(update))[0] in (200, 201)
+
+    (_, greeting), *_ = sent_messages(bot, "a:personal-29:alice")
+    assert "Ask me anything" in greeting["text"] and greeting["textFormat"] == "plain"
+    actions = greeting["suggestedActions"]["actions"]
+    prompts = bot.settings.teams.suggested_prompts
+    assert [(a["type"], a["value"]) for a in actions] == [("imBack", p) for p in prompts[:4]]
+
+
+async def test_a_greeting_in_personal_chat_offers_the_suggested_actions(bot):
+    await bot.teams(teams_activity("hi", service_url=bot.connector.url, conversation=GREET))
+
+    *_, (_, reply) = sent_messages(bot, GREET["id"])
+    actions = reply["suggestedActions"]["actions"]
+    assert [a["value"] for a in actions] == bot.settings.teams.suggested_prompts[:4]

@@ -11,7 +11,7 @@ from agent.desk import SqliteCRM
 from agent.fallback import CollectionFallback
 from agent.retrieval import Retriever
 from agent.telemetry import Telemetry, build_telemetry
-from bot.directory import FileDirectory
+from bot.directory import Directory, FileDirectory
 from bot.settings import Settings
 from ingest.backends import build_embedders, open_index
 from ingest.embed import Embedder
@@ -66,7 +66,13 @@ class Deps:
         return Ingester(self.index, self.embedders, self.sparse, s.ingest, s.admin_groups)
 
     @cached_property
-    def directory(self) -> FileDirectory:
+    def directory(self) -> Directory:
+        """What the identity provider pushed over SCIM when FOOTNOTE_SCIM__TOKEN is set, else the
+        directory file (the demo's)."""
+        if self.settings.scim is not None:
+            from bot.scim import ScimDirectory
+
+            return ScimDirectory.open(self.settings.database, self.settings.data_dir)
         return FileDirectory.load(self.settings.directory_file)
 
     @cached_property

@@ -142,6 +142,11 @@ def build_app(
         app.on_cleanup.append(close_signin)
         signin = oidc
     app.router.add_get("/docs/{doc_id:.+}", docs_route(links, deps.directory, assistant, signin))
+    if settings.scim is not None:
+        from bot.scim import ScimDirectory, scim_routes
+
+        assert isinstance(deps.directory, ScimDirectory)  # Deps builds it from the same setting
+        scim_routes(app, deps.directory.store, settings.scim.token.get_secret_value())
 
     async def healthz(request: web.Request) -> web.Response:
         try:

@@ -58,6 +58,23 @@ class PrivacySettings(BaseModel):
     retention_days: int = Field(30, ge=1)
 
 
+class ScimSettings(BaseModel):
+    """The identity provider pushes people and groups to ``/scim/v2`` (``bot/scim.py``), and they
+    become the directory. Setting the token turns it on; there is no default token."""
+
+    token: SecretStr
+
+    @field_validator("token")
+    @classmethod
+    def _strong(cls, token: SecretStr) -> SecretStr:
+        if len(token.get_secret_value()) < 32:
+            raise ValueError(
+                "it must be at least 32 characters: python -c 'import secrets; "
+                "print(secrets.token_urlsafe(32))'"
+            )
+        return token
+
+
 # What a new chat with Footnote offers to ask, in Slack's side panel and Teams' personal chat.
 SUGGESTED_PROMPTS = (
     "What can you help me with?",
@@ -165,6 +182,9 @@ class Settings(BaseSettings):
     limits: LimitsSettings = LimitsSettings()
     channels: ChannelSettings = ChannelSettings()
     privacy: PrivacySettings = PrivacySettings()
+    # Set FOOTNOTE_SCIM__TOKEN and the directory is what the identity provider pushes over SCIM,
+    # not the directory file.
+    scim: ScimSettings | None = None
     cohere: CohereSettings | None = None
     fallback: FallbackSettings | None = None
     llm: LLMSettings | None = None

@@ -6,6 +6,7 @@ services (``testing/idp.py``): Teams runs with real token checks, both ways."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import socket
 import subprocess
@@ -24,6 +25,7 @@ from bot.server import AgentThread, build_app
 from bot.settings import (
     ChannelSettings,
     RedisSettings,
+    ScimSettings,
     ServerSettings,
     Settings,
     SlackSettings,
@@ -180,11 +182,13 @@ async def running_bot(
     teams: TeamsSettings | None = None,
     teams_changes: dict | None = None,
     thread_followups: bool = False,
+    scim: ScimSettings | None = None,
 ) -> AsyncIterator[Harness]:
     """The bot on loopback with its fakes. Teams checks tokens against ``harness.idp`` and the
     connector wants the IdP's tokens. ``teams_changes`` alters some of those Teams settings;
     ``teams`` replaces them all (then the connector takes any call). ``thread_followups`` turns
-    on ``FOOTNOTE_SLACK__THREAD_FOLLOWUPS``."""
+    on ``FOOTNOTE_SLACK__THREAD_FOLLOWUPS``. ``scim`` turns on ``/scim/v2``, and the directory
+    is then what it was sent (in the handbook's data dir), not the directory file."""
     async with contextlib.AsyncExitStack() as stack:
         slack = await FakeSlackAPI(SLACK_USERS, SLACK_CHANNELS).start()
         stack.push_async_callback(slack.close)
@@ -210,6 +214,7 @@ async def running_bot(
                 login_url=idp.login_url,
             ).model_copy(update=teams_changes or {}),
             channels=ChannelSettings(unknown_members=unknown_members),
+            scim=scim,
             redis=RedisSettings(url=redis_url, rate_per_minute=rate_per_minute, history_turns=3),
             server=ServerSettings(
                 host="127.0.0.1",
@@ -224,7 +229,15 @@ async def running_bot(
         stack.push_async_callback(state.close)
         agent = AgentThread(assistant)  # as `footnote serve` runs it: off the web loop
         stack.callback(agent.close)
-        app = build_app(settings, handbook, agent, state)
+        deps = handbook
+        if scim is not None:  # the session's deps, with the directory SCIM fills
+            from bot.scim import ScimDirectory
+
+            deps = copy.copy(handbook)
+            scim_dir = ScimDirectory.open(settings.database, settings.data_dir)
+            stack.callback(scim_dir.store.close)
+            deps.__dict__["directory"] = scim_dir
+        app = build_app(settings, deps, agent, state)
         runner = aiohttp.web.AppRunner(app, access_log=None)
         await runner.setup()
         stack.push_async_callback(runner.cleanup)

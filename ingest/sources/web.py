@@ -5,7 +5,8 @@
 * Each page is fetched with ``If-None-Match`` / ``If-Modified-Since`` from the version last
   written: ``304`` is unchanged. A page without either header is compared by a hash of its body.
 * A page gone from the sitemap, disallowed by robots.txt, or answering ``404`` / ``410`` is
-  deleted. ``429`` / ``503`` are retried after ``Retry-After`` (bounded), then the page is
+  deleted — but a sitemap that lists no readable page at all, after pages were synced, stops the
+  sync and deletes nothing (``SourceUnavailable``). ``429`` / ``503`` are retried after ``Retry-After`` (bounded), then the page is
   reported as failed and retried at the next sync; nothing is deleted for it.
 * A site has no permissions to read: its pages are open to the principals given at
   ``footnote sources add web --acl``.
@@ -81,6 +82,14 @@ class WebConnector:
         robots = self._robots()
         listed = sorted({u for u in self._sitemap_urls(self.sitemap, 0) if self._same_site(u)})
         pages = [u for u in listed if robots.can_fetch(USER_AGENT, u)]
+        if not pages and known:
+            # An empty sitemap (a login page served as 200, a half-deployed site) or a robots.txt
+            # that shuts Footnote out would otherwise delete every page synced before.
+            raise SourceUnavailable(
+                f"{self.sitemap} lists no page Footnote may read, but {len(known)} were synced "
+                "before: nothing is deleted. If the site is really gone, delete its documents "
+                "by removing the source"
+            )
         batch = Batch(cursor=json.dumps({"after": after}))
         for url in (u for u in pages if u > after):
             self._fetch(url, known.get(url), batch)

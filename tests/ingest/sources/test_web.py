@@ -103,6 +103,21 @@ def test_an_unreachable_robots_txt_stops_the_sync_and_deletes_nothing(site, sqli
     assert "robots.txt" in (sqlite.source("site").last_error or "")
 
 
+@pytest.mark.parametrize("how", ["empty sitemap", "robots.txt shuts everything"])
+def test_a_site_that_suddenly_lists_nothing_deletes_nothing(site, sqlite, how):
+    sink = MemorySink()
+    sync("site", sqlite, web(site), sink)
+    assert len(sink.docs) == 4
+    if how == "empty sitemap":
+        site.unlisted.update(site.pages)
+    else:
+        site.robots = "User-agent: *\nDisallow: /\n"
+    with pytest.raises(SourceUnavailable, match="lists no page .* but 4 were synced"):
+        sync("site", sqlite, web(site), sink)
+    assert len(sink.docs) == 4 and len(sqlite.versions("site")) == 4
+    assert "nothing is deleted" in (sqlite.source("site").last_error or "")
+
+
 def test_unsupported_media_types_fail_by_name(site, sqlite):
     site.pages["/a"] = Page("GIF89a", content_type="image/gif")
     report = sync("site", sqlite, web(site), MemorySink())

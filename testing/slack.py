@@ -167,7 +167,23 @@ class FakeSlackAPI(Recorder):
         )
 
     def finals(self, channel: str) -> list[Call]:
-        return [c for c in self.of("chat.update", channel) if self.is_final(c)]
+        """The answers in a channel, in order: a placeholder edited into its final form, or (in
+        an assistant thread, which has no placeholder) a final message posted in a DM thread."""
+        return [
+            c
+            for c in self.calls
+            if c.args.get("channel") == channel
+            and self.is_final(c)
+            and (
+                c.method == "chat.update"
+                or (
+                    c.method == "chat.postMessage"
+                    and bool(c.args.get("thread_ts"))
+                    and channel.startswith("D")
+                    and bool(c.args.get("blocks"))
+                )
+            )
+        ]
 
     async def final_answer(self, channel: str, count: int = 1, timeout: float = 30.0) -> Call:
         """The ``count``-th final ``chat.update`` in a channel."""

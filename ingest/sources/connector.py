@@ -15,11 +15,26 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ingest.errors import ConfigError
+from ingest.errors import ConfigError, FootnoteError
+from ingest.settings import ConfluenceSettings
 
 EVERYONE = "*"
 GROUP = "group:"
 USER = "user:"
+
+
+class SourceUnavailable(FootnoteError):
+    """The source could not be listed (unreachable, refusing, throttled past the retries): the
+    sync stops with this error recorded, and nothing is deleted."""
+
+
+@dataclass(frozen=True)
+class ConnectorEnv:
+    """What a connector takes from the settings rather than from the sources table: the size
+    limit and credentials, which live in the environment and are never stored with the source."""
+
+    max_bytes: int = 50 * 2**20
+    confluence: ConfluenceSettings | None = None
 
 
 @dataclass(frozen=True)

@@ -234,7 +234,7 @@ def other_user_hint(args) -> str:
 def groups_for(args, deps) -> list[str]:
     if getattr(args, "groups", None):
         return [g.strip() for g in args.groups.split(",") if g.strip()]
-    return list(person_for(args, deps).groups)
+    return list(person_for(args, deps).principals)
 
 
 def require_documents(deps) -> None:

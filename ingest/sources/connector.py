@@ -94,9 +94,9 @@ def principals(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def index_acl(granted: Sequence[str], admin_groups: Sequence[str]) -> list[str]:
-    """The ACL values the index filter matches today: readers carry their directory's group
-    names, so ``group:hr`` is stored as ``hr``; ``user:`` principals stay whole until askers carry
-    their e-mail. Nothing granted means admins only, as for a file with no access rule."""
+    """The ACL values the index filter matches: readers carry their directory's group names and
+    ``user:<email>``, so ``group:hr`` is stored as ``hr`` and ``user:`` principals stay whole.
+    Nothing granted means admins only, as for a file with no access rule."""
     if not granted:
         return sorted(admin_groups)
     return sorted({p.removeprefix(GROUP) for p in granted})

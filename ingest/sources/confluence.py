@@ -171,7 +171,7 @@ class ConfluenceConnector:
         for start in range(0, len(stale), self.batch_size):
             ids = stale[start : start + self.batch_size]
             batch = Batch(cursor=mark)
-            self._fetch(ids, versions, batch)
+            self._fetch(ids, versions, known, batch)
             yield batch
 
     def close(self) -> None:
@@ -190,6 +190,12 @@ class ConfluenceConnector:
                 found.add(EVERYONE)  # every member of the directory, never the open internet
             subjects = perm.get("subjects") or {}
             found |= self._subjects(subjects, f"space {key}")
+        if not found:  # fail closed, and say why
+            self._warn(
+                f"space {key} shows no one who may read it (reading space permissions needs "
+                "the sync account to administer the space): its unrestricted pages are readable "
+                "by admins only"
+            )
         return frozenset(found)
 
     def _subjects(self, subjects: Mapping[str, Any], where: str) -> set[str]:
@@ -250,12 +256,24 @@ class ConfluenceConnector:
             )
         return listed
 
-    def _fetch(self, ids: Sequence[str], versions: Mapping[str, str], batch: Batch) -> None:
+    def _fetch(
+        self,
+        ids: Sequence[str],
+        versions: Mapping[str, str],
+        known: Mapping[str, str],
+        batch: Batch,
+    ) -> None:
         cql = f"id in ({','.join(ids)})"
         try:
             pages = {str(p["id"]): p for p in self._search(cql, BODIES, len(ids))}
-        except SourceUnavailable as exc:  # tried again at the next sync; nothing deleted
-            batch.failed += [(pid, str(exc)) for pid in ids]
+        except SourceUnavailable as exc:
+            # Tried again at the next sync. A page that lost readers leaves the index meanwhile
+            # (it comes back when fetched): its old copy must not answer those readers.
+            for pid in ids:
+                if _lost_readers(known.get(pid), versions[pid]):
+                    batch.deleted.append(pid)
+                else:
+                    batch.failed.append((pid, str(exc)))
             return
         for pid in ids:
             page = pages.get(pid)
@@ -349,6 +367,15 @@ class ConfluenceConnector:
         if message not in self.warnings:
             self.warnings.append(message)
             log.warning("%s", message)
+
+
+def _lost_readers(old: str | None, new: str) -> bool:
+    """Whether a page's recorded principals include someone its current ones leave out."""
+    if old is None:
+        return False
+    before = set(json.loads(old).get("principals") or [])
+    after = set(json.loads(new).get("principals") or [])
+    return EVERYONE not in after and bool(before - after)
 
 
 def _message(response: httpx.Response) -> str:

@@ -108,6 +108,16 @@ def test_anonymous_space_access_means_every_member_never_the_internet(site, sqli
     assert sink.docs[page].principals == ("*",)
 
 
+def test_a_space_whose_permissions_are_hidden_is_admins_only_and_said(site, sqlite):
+    site.space("OPS", groups=[])  # as Confluence answers an account that cannot see them
+    page = site.put("OPS", "Runbook", "<p>Restart it.</p>")
+    conn = wiki(site, spaces=("OPS",))
+    sink = MemorySink()
+    sync("wiki", sqlite, conn, sink)
+    assert sink.docs[page].principals == ()
+    assert any("space OPS" in w and "admins only" in w for w in conn.warnings)
+
+
 def test_a_page_is_html_with_its_title_anchored_headings_and_no_macro_settings(site, sqlite):
     body = (
         "<h2>Opening hours</h2><p>Closes at 22:00.</p>"
@@ -210,6 +220,24 @@ def test_a_body_throttled_past_the_retries_fails_alone_and_is_fetched_next_time(
     assert [k for k, _ in report.failed] == [a]
     report = sync("wiki", sqlite, wiki(site), MemorySink())
     assert report.written == [a] and not report.failed
+
+
+def test_a_narrowed_page_whose_body_cannot_be_fetched_leaves_the_index_until_it_can(site, sqlite):
+    open_page, narrowed = (
+        site.put("ENG", "Open", "<p>o</p>"),
+        site.put("ENG", "Roadmap", "<p>r</p>"),
+    )
+    sink = MemorySink()
+    sync("wiki", sqlite, wiki(site), sink)
+    site.edit(open_page, "<p>o, edited</p>")
+    site.restrict(narrowed, groups=["leads"])
+    site.throttle(5, "0", page=narrowed)
+    report = sync("wiki", sqlite, wiki(site, retries=1), sink)
+    assert report.deleted == [narrowed] and narrowed not in sink.docs  # no stale wide copy
+    assert [k for k, _ in report.failed] == [open_page]  # merely edited: kept as it was
+    report = sync("wiki", sqlite, wiki(site), sink)
+    assert sorted(report.written) == sorted([open_page, narrowed])
+    assert sink.docs[narrowed].principals == ("group:leads",)
 
 
 def test_an_expired_token_is_a_clear_error_naming_the_variable(site, sqlite, caplog):

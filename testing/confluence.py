@@ -11,7 +11,8 @@ What the connector calls, and nothing else:
   ``restrictions.read.restrictions.user|group``.
 
 Every request needs HTTP Basic auth with ``email``/``token``; otherwise ``401`` with Confluence's
-error body. ``throttle(n, retry_after, page=…)`` answers the next ``n`` matching requests ``429``.
+error body. ``throttle(n, retry_after, page=…, status=429)`` answers the next ``n`` matching requests
+``429`` (or ``503``) with ``Retry-After``.
 ``requests`` records (path, query, status); ``fetches(page_id)`` counts the body requests that
 named a page, answered or not.
 """
@@ -77,7 +78,7 @@ class LoopbackConfluence:
     max_limit: int = 50
     requests: list[tuple[str, dict[str, str], int]] = field(default_factory=list)
     _ids: Any = field(default_factory=lambda: itertools.count(1001))
-    _throttles: list[list[Any]] = field(default_factory=list)  # [times, retry_after, page]
+    _throttles: list[list[Any]] = field(default_factory=list)  # [times, retry_after, page, status]
     _cursors: dict[str, tuple[str, int]] = field(default_factory=dict)  # cursor → (query, start)
     _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -105,8 +106,11 @@ class LoopbackConfluence:
         self.pages[pid].read_users = list(users or [])
         self.pages[pid].read_groups = list(groups or [])
 
-    def throttle(self, times: int, retry_after: str = "1", page: str | None = None) -> None:
-        self._throttles.append([times, retry_after, page])
+    def throttle(
+        self, times: int, retry_after: str = "1", page: str | None = None, status: int = 429
+    ) -> None:
+        """Answer the next ``times`` requests (naming ``page``, if given) with ``status``."""
+        self._throttles.append([times, retry_after, page, status])
 
     def fetches(self, pid: str) -> int:
         return sum(1 for _, q, _ in self.requests if pid in _ids_in(q.get("cql", "")))
@@ -166,7 +170,8 @@ class LoopbackConfluence:
         for t in self._throttles:
             if t[0] > 0 and (t[2] is None or t[2] in named):
                 t[0] -= 1
-                return 429, {"Retry-After": t[1]}, _error(429, "Rate limit exceeded")
+                message = "Rate limit exceeded" if t[3] == 429 else "Service Unavailable"
+                return t[3], {"Retry-After": t[1]}, _error(t[3], message)
         if m := re.fullmatch(r"/wiki/rest/api/space/([^/]+)", path):
             space = self.spaces.get(m.group(1))
             if space is None:

@@ -336,7 +336,8 @@ class Conversation:
                 platform=self.platform,
                 conversation=question.conversation,
                 user_id=turn.user_id,
-                groups=turn.groups,
+                # the groups alone, as docs/feedback.md says: the e-mail principal is the person
+                groups=tuple(g for g in turn.groups if not g.startswith("user:")),
                 channel_kind=question.channel_kind,
                 question=turn.text,
                 status=answer.status,

@@ -59,6 +59,8 @@ class FakePage:
     read_users: list[User] = field(default_factory=list)
     read_groups: list[str] = field(default_factory=list)
     status: str = "current"  # "trashed": gone from CQL, as Confluence's trash is
+    type: str = "page"  # "folder": content that holds pages and may restrict them
+    hidden: bool = False  # the sync account may not see it (it never appears in a search)
 
 
 @dataclass
@@ -89,9 +91,11 @@ class LoopbackConfluence:
         self.spaces[key] = FakeSpace(key, list(groups or []), **kw)
         return self.spaces[key]
 
-    def put(self, space: str, title: str, body: str, parent: str | None = None) -> str:
+    def put(
+        self, space: str, title: str, body: str, parent: str | None = None, type: str = "page"
+    ) -> str:
         pid = str(next(self._ids))
-        self.pages[pid] = FakePage(pid, space, title, body, parent=parent)
+        self.pages[pid] = FakePage(pid, space, title, body, parent=parent, type=type)
         return pid
 
     def edit(self, pid: str, body: str) -> None:
@@ -242,11 +246,10 @@ class LoopbackConfluence:
         return 200, {}, out
 
     def _cql(self, cql: str) -> list[FakePage]:
-        pages = [p for p in self.pages.values() if p.status == "current"]
+        pages = [p for p in self.pages.values() if p.status == "current" and not p.hidden]
         for clause in re.split(r"\s+and\s+", cql.strip(), flags=re.I):
             if m := re.fullmatch(r"type\s*=\s*\"?(\w+)\"?", clause):
-                if m.group(1) != "page":
-                    pages = []
+                pages = [p for p in pages if p.type == m.group(1)]
             elif m := re.fullmatch(r"space\s+in\s*\(([^)]*)\)|space\s*=\s*(\S+)", clause):
                 keys = {k.strip().strip('"') for k in (m.group(1) or m.group(2)).split(",")}
                 pages = [p for p in pages if p.space in keys]
@@ -263,7 +266,7 @@ class LoopbackConfluence:
         )
         out: dict[str, Any] = {
             "id": page.id,
-            "type": "page",
+            "type": page.type,
             "status": page.status,
             "title": page.title,
             "_links": {"webui": webui, "self": f"{self.url}/wiki/rest/api/content/{page.id}"},
@@ -274,7 +277,9 @@ class LoopbackConfluence:
         if "space" in expand:
             out["space"] = {"key": page.space, "name": page.space, "type": "global"}
         if "ancestors" in expand:
-            out["ancestors"] = [{"id": a, "type": "page"} for a in self._ancestors(page)]
+            out["ancestors"] = [
+                {"id": a, "type": self.pages[a].type} for a in self._ancestors(page)
+            ]
         if "history" in expand:
             out["history"] = {"latest": True, "createdBy": {"displayName": "Page Owner"}}
         if "body.storage" in expand:

@@ -32,7 +32,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -76,6 +76,7 @@ class Listed:
     number: int
     ancestors: tuple[str, ...]
     restricted: frozenset[str] | None  # its own read restrictions as principals; None: none
+    page: bool = True  # False: content above pages (a folder, say), never synced itself
 
 
 @dataclass
@@ -151,10 +152,11 @@ class ConfluenceConnector:
 
     def changes(self, cursor: str | None, known: Mapping[str, str]) -> Iterator[Batch]:
         readers = {key: self._space_readers(key) for key in self.spaces}
-        listed = self._list()
+        everything = self._list()
+        listed = {pid: item for pid, item in everything.items() if item.page}
         versions = {
             pid: json.dumps(
-                {"number": page.number, "principals": self._principals(page, listed, readers)},
+                {"number": page.number, "principals": self._principals(page, everything, readers)},
                 sort_keys=True,
             )
             for pid, page in listed.items()
@@ -240,21 +242,38 @@ class ConfluenceConnector:
     # --- pages -----------------------------------------------------------------------------
 
     def _list(self) -> dict[str, Listed]:
+        """Every page of the spaces, and every other ancestor above them (a folder, say), whose
+        restrictions count for the pages below it as a parent page's do."""
         spaces = ",".join(f'"{k}"' for k in self.spaces)
         cql = f"space in ({spaces}) and type=page"
-        listed: dict[str, Listed] = {}
-        for page in self._search(cql, LISTING, self.page_size):
-            pid = str(page["id"])
-            read = ((page.get("restrictions") or {}).get("read") or {}).get("restrictions") or {}
-            has = any((read.get(k) or {}).get("results") for k in ("user", "group"))
-            listed[pid] = Listed(
-                id=pid,
-                space=str((page.get("space") or {}).get("key") or ""),
-                number=int((page.get("version") or {}).get("number") or 0),
-                ancestors=tuple(str(a["id"]) for a in page.get("ancestors") or []),
-                restricted=frozenset(self._subjects(read, f"page {pid}")) if has else None,
-            )
-        return listed
+        listed = {p.id: p for p in map(self._listed, self._search(cql, LISTING, self.page_size))}
+        others = sorted({a for p in listed.values() for a in p.ancestors} - set(listed))
+        above: dict[str, Listed] = {}
+        for start in range(0, len(others), self.page_size):
+            ids = others[start : start + self.page_size]
+            cql = f"id in ({','.join(ids)})"
+            for found in self._search(cql, LISTING, len(ids)):
+                item = replace(self._listed(found), page=False)  # restricts; never synced here
+                above[item.id] = item
+        for pid in others:
+            if pid not in above:  # cannot see what it restricts: whatever sits below stays shut
+                self._warn(f"content {pid} above some pages cannot be read: they are admins only")
+                above[pid] = Listed(pid, "", 0, (), frozenset(), page=False)
+        return {**above, **listed}
+
+    def _listed(self, page: Mapping[str, Any]) -> Listed:
+        pid = str(page["id"])
+        if not pid.isdigit():  # ids go back into CQL: only Confluence's numeric ones
+            raise SourceUnavailable(f"Confluence listed content with an unexpected id {pid[:40]!r}")
+        read = ((page.get("restrictions") or {}).get("read") or {}).get("restrictions") or {}
+        has = any((read.get(k) or {}).get("results") for k in ("user", "group"))
+        return Listed(
+            id=pid,
+            space=str((page.get("space") or {}).get("key") or ""),
+            number=int((page.get("version") or {}).get("number") or 0),
+            ancestors=tuple(str(a["id"]) for a in page.get("ancestors") or []),
+            restricted=frozenset(self._subjects(read, f"page {pid}")) if has else None,
+        )
 
     def _fetch(
         self,

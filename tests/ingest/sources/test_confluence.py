@@ -100,6 +100,20 @@ def test_a_restricted_parent_narrows_its_children(site, sqlite):
     assert sink.docs[grandchild].principals == ("group:engineering", "group:payroll")
 
 
+def test_a_restricted_folder_narrows_the_pages_in_it_and_an_unreadable_one_shuts_them(site, sqlite):
+    folder = site.put("ENG", "Incidents", "", type="folder")
+    site.restrict(folder, groups=["sre"])
+    inside = site.put("ENG", "Outage review", "<p>Root cause.</p>", parent=folder)
+    conn = wiki(site)
+    sink = MemorySink()
+    report = sync("wiki", sqlite, conn, sink)
+    assert report.written == [inside]  # the folder restricts; it is not synced itself
+    assert sink.docs[inside].principals == ("group:sre",)
+    site.pages[folder].hidden = True  # the sync account can no longer see the folder
+    report = sync("wiki", sqlite, wiki(site), sink)
+    assert report.written == [inside] and sink.docs[inside].principals == ()
+
+
 def test_anonymous_space_access_means_every_member_never_the_internet(site, sqlite):
     site.space("PUB", groups=[], anonymous=True)
     page = site.put("PUB", "Lunch menu", "<p>Soup.</p>")

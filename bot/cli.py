@@ -324,14 +324,14 @@ def cmd_sources(args, settings: Settings) -> int:
     state = open_state(settings)
     try:
         if args.action == "add":
-            return add_source(args, state)
+            return add_source(args, state, settings)
         print_sources(state.sources())
     finally:
         state.close()
     return 0
 
 
-def add_source(args, state) -> int:
+def add_source(args, state, settings: Settings) -> int:
     import re
     from urllib.parse import urlsplit
 
@@ -353,6 +353,15 @@ def add_source(args, state) -> int:
         raise ConfigError(f"--name {name!r}: use letters, digits, '.', '-' or '_'")
     state.add_source(name, args.kind, config)
     console.print(plain(f"added {args.kind} source {name}, readable by {readers}"))
+    creds = settings.confluence
+    if args.kind == "confluence" and not (creds and creds.email and creds.api_token):
+        console.print(
+            plain(
+                "before syncing, set FOOTNOTE_CONFLUENCE__EMAIL and FOOTNOTE_CONFLUENCE__API_TOKEN "
+                "(kept in the environment, never stored with the source)",
+                "dim",
+            )
+        )
     console.print(plain(f"next: footnote sync --source {name}", "dim"))
     return 0
 

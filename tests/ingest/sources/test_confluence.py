@@ -319,7 +319,8 @@ def test_sources_add_confluence_then_sync_without_credentials_names_them(
     monkeypatch.delenv("FOOTNOTE_CONFLUENCE__API_TOKEN", raising=False)
     add = ["sources", "add", "confluence", "--url", site.url, "--space", "HR", "--space", "ENG"]
     assert cli_main([*add, "--name", "wiki"]) == 0
-    assert "added confluence source wiki" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "added confluence source wiki" in out and "FOOTNOTE_CONFLUENCE__API_TOKEN" in out
     assert cli_main(["sync", "--source", "wiki"]) == 2
     err = capsys.readouterr().err
     assert "FOOTNOTE_CONFLUENCE__EMAIL" in err and TOKEN_VAR in err

@@ -163,12 +163,13 @@ class ConfluenceConnector:
         }
         order = sorted(listed, key=lambda p: (len(p), p))  # numeric ids in numeric order
         stale = [pid for pid in order if versions[pid] != known.get(pid)]
+        fresh = set(order) - set(stale)
         mark = json.dumps({"listed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
         # the listing is whole: what it lacks is gone; what it shows as written is unchanged
         yield Batch(
             cursor=mark,
             deleted=sorted(set(known) - set(listed)),
-            unchanged=[pid for pid in order if pid not in set(stale)],
+            unchanged=[pid for pid in order if pid in fresh],
         )
         for start in range(0, len(stale), self.batch_size):
             ids = stale[start : start + self.batch_size]

@@ -34,11 +34,11 @@ class Message:
 class Turn:
     user_id: str
     text: str
-    groups: tuple[str, ...]
+    groups: tuple[str, ...]  # what the asker reads as: their groups and user:<email>
     display_name: str = ""
     email: str = ""
     channel_kind: Literal["dm", "channel", "cli"] = "dm"
-    # In a channel: the groups of each member; answers use only what all of them may read.
+    # In a channel: each member's groups (and user:<email>); answers use only what all may read.
     member_groups: tuple[tuple[str, ...], ...] = ()
     conversation_id: str = ""
     history: tuple[Message, ...] = ()

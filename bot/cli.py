@@ -73,6 +73,28 @@ def main(argv: list[str] | None = None) -> int:
         "member of the directory; comma-separated (none: admins only)",
     )
     web.add_argument("--name", default=None, help="defaults to the site's host name")
+    wiki = kinds.add_parser(
+        "confluence",
+        help="Confluence Cloud spaces, with their permissions "
+        "(FOOTNOTE_CONFLUENCE__EMAIL and FOOTNOTE_CONFLUENCE__API_TOKEN at sync time)",
+    )
+    wiki.add_argument("--url", required=True, help="your site, e.g. https://acme.atlassian.net")
+    wiki.add_argument(
+        "--space", action="append", required=True, help="a space key; repeat for more spaces"
+    )
+    wiki.add_argument(
+        "--group-map",
+        default=None,
+        help="YAML mapping Confluence group names to directory groups, for groups not synced "
+        "from your identity provider (e.g. hr-team: hr)",
+    )
+    wiki.add_argument(
+        "--everyone-group",
+        action="append",
+        default=None,
+        help="a Confluence group every licensed user is in, read as * (default: confluence-users)",
+    )
+    wiki.add_argument("--name", default=None, help="defaults to the site's host name")
 
     p = sub.add_parser("sync", help="bring company sources up to date (incremental)")
     p.add_argument("--source", default=None, help="only this source (default: every one)")
@@ -212,7 +234,7 @@ def other_user_hint(args) -> str:
 def groups_for(args, deps) -> list[str]:
     if getattr(args, "groups", None):
         return [g.strip() for g in args.groups.split(",") if g.strip()]
-    return list(person_for(args, deps).groups)
+    return list(person_for(args, deps).principals)
 
 
 def require_documents(deps) -> None:
@@ -302,26 +324,44 @@ def cmd_sources(args, settings: Settings) -> int:
     state = open_state(settings)
     try:
         if args.action == "add":
-            return add_source(args, state)
+            return add_source(args, state, settings)
         print_sources(state.sources())
     finally:
         state.close()
     return 0
 
 
-def add_source(args, state) -> int:
+def add_source(args, state, settings: Settings) -> int:
     import re
     from urllib.parse import urlsplit
 
-    from ingest.sources.web import WebConnector
+    if args.kind == "confluence":
+        from ingest.sources.confluence import ConfluenceConnector
 
-    config = WebConnector.config(args.sitemap, [a for a in args.acl.split(",") if a.strip()])
-    name = args.name or (urlsplit(args.sitemap).hostname or "web")
+        config = ConfluenceConnector.config(
+            args.url, args.space, args.group_map, args.everyone_group or ("confluence-users",)
+        )
+        name = args.name or (urlsplit(config["url"]).hostname or "confluence")
+        readers = "each page's Confluence readers (restrictions, else the space's permissions)"
+    else:
+        from ingest.sources.web import WebConnector
+
+        config = WebConnector.config(args.sitemap, [a for a in args.acl.split(",") if a.strip()])
+        name = args.name or (urlsplit(args.sitemap).hostname or "web")
+        readers = ", ".join(config["acl"]) or "admins only (no --acl given)"
     if not re.fullmatch(r"[\w.-]+", name):
         raise ConfigError(f"--name {name!r}: use letters, digits, '.', '-' or '_'")
     state.add_source(name, args.kind, config)
-    readers = ", ".join(config["acl"]) or "admins only (no --acl given)"
     console.print(plain(f"added {args.kind} source {name}, readable by {readers}"))
+    creds = settings.confluence
+    if args.kind == "confluence" and not (creds and creds.email and creds.api_token):
+        console.print(
+            plain(
+                "before syncing, set FOOTNOTE_CONFLUENCE__EMAIL and FOOTNOTE_CONFLUENCE__API_TOKEN "
+                "(kept in the environment, never stored with the source)",
+                "dim",
+            )
+        )
     console.print(plain(f"next: footnote sync --source {name}", "dim"))
     return 0
 
@@ -364,6 +404,7 @@ def age(then: str, now: str) -> str:
 
 def cmd_sync(args, settings: Settings) -> int:
     from bot.app import build_deps
+    from ingest.sources.connector import ConnectorEnv
     from ingest.sources.sync import IndexSink, open_connector, sync
 
     state = open_state(settings)
@@ -373,24 +414,35 @@ def cmd_sync(args, settings: Settings) -> int:
         if not names:
             raise ConfigError("no sources to sync: footnote sources add web --sitemap URL")
         sink = IndexSink(deps.ingester, settings.admin_groups)
-        max_bytes = int(settings.ingest.max_file_mb * 2**20)
+        env = ConnectorEnv(int(settings.ingest.max_file_mb * 2**20), settings.confluence)
         status = 0
         for name in names:
             record = state.source(name)
             if record is None:
                 raise ConfigError(f"no source named {name!r}; see footnote sources list")
-            connector = open_connector(record.kind, record.config, max_bytes)
+            try:
+                connector = open_connector(record.kind, record.config, env)
+            except ConfigError as exc:
+                stderr.print(Text("configuration error: ", style="red") + plain(f"{name}: {exc}"))
+                status = 2
+                continue
             try:
                 with console.status(f"syncing {name}…"):
                     report = sync(name, state, connector, sink)
+            except ConfigError as exc:  # e.g. credentials refused: the fix is in the settings
+                stderr.print(Text("configuration error: ", style="red") + plain(f"{name}: {exc}"))
+                status = 2
+                continue
             except FootnoteError as exc:
                 stderr.print(Text("error: ", style="red") + plain(f"{name}: {exc}"))
-                status = 1
+                status = status or 1
                 continue
             finally:
                 connector.close()
             for key, reason in report.failed:
                 console.print(Text("skipped ", style="yellow") + plain(f"{key}: {reason}"))
+            for warning in getattr(connector, "warnings", []):
+                console.print(Text("note ", style="yellow") + plain(f"{name}: {warning}"))
             requests = getattr(connector, "requests", None)
             console.print(
                 plain(

@@ -170,7 +170,7 @@ class Conversation:
         """Each distinct group list of the channel's members, and how many members the directory
         does not know (they read public documents only). When the member list cannot be read the
         channel counts as having a stranger: fail closed."""
-        groups: dict[str, tuple[str, ...]] = {asker.user_id: asker.groups}
+        groups: dict[str, tuple[str, ...]] = {asker.user_id: asker.principals}
         strangers = lookups = 0
         try:
             async for member in members():
@@ -184,13 +184,13 @@ class Conversation:
                 key = person.user_id if person else f"?{member.keys[0] if member.keys else ''}"
                 if key in groups:
                     continue
-                groups[key] = person.groups if person else ()
+                groups[key] = person.principals if person else ()
                 strangers += person is None
         except Exception as exc:  # an outside call: answer from public documents only
             log.warning(
                 "%s members lookup failed: %r; answering from public docs only", self.platform, exc
             )
-            return (asker.groups, ()), 1
+            return (asker.principals, ()), 1
         return tuple(dict.fromkeys(groups.values())), strangers
 
     # -- a question ---------------------------------------------------------------------------
@@ -240,7 +240,7 @@ class Conversation:
         turn = Turn(
             user_id=person.user_id,
             text=text,
-            groups=person.groups,
+            groups=person.principals,
             display_name=person.name,
             email=person.email,
             channel_kind=question.channel_kind,
@@ -336,7 +336,8 @@ class Conversation:
                 platform=self.platform,
                 conversation=question.conversation,
                 user_id=turn.user_id,
-                groups=turn.groups,
+                # the groups alone, as docs/feedback.md says: the e-mail principal is the person
+                groups=tuple(g for g in turn.groups if not g.startswith("user:")),
                 channel_kind=question.channel_kind,
                 question=turn.text,
                 status=answer.status,

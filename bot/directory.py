@@ -21,6 +21,14 @@ class Person:
     slack_id: str = ""
     teams_id: str = ""
 
+    @property
+    def principals(self) -> tuple[str, ...]:
+        """What this person reads as: their groups, and ``user:<email>`` (lower-cased) when the
+        directory knows their e-mail, so a document a source shared with them by e-mail is
+        theirs alone. Every search, tool and document link filters with these."""
+        mine = (f"user:{self.email.strip().lower()}",) if self.email.strip() else ()
+        return (*self.groups, *mine)
+
 
 class Directory(Protocol):
     def find(self, key: str) -> Person | None:
@@ -29,11 +37,12 @@ class Directory(Protocol):
 
 
 def groups_of(directory: Directory) -> Callable[[str], tuple[str, ...]]:
-    """user → their groups (none for someone the directory lacks), for code that needs only that."""
+    """user → their principals (none for someone the directory lacks), for code that needs only
+    that."""
 
     def lookup(user: str) -> tuple[str, ...]:
         person = directory.find(user)
-        return person.groups if person else ()
+        return person.principals if person else ()
 
     return lookup
 

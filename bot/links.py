@@ -341,7 +341,7 @@ def docs_route(
                 person = None  # found by another key (a user id that looks like the claim)
         if person is None:
             return html_page("Not allowed", "<h1>You are not in the directory</h1>", 403)
-        chunks = await asyncio.to_thread(documents.document, doc_id, list(person.groups))
+        chunks = await asyncio.to_thread(documents.document, doc_id, list(person.principals))
         if not chunks:
             return html_page(
                 "Not allowed",

@@ -26,7 +26,13 @@ from agent.settings import (
     RetrievalSettings,
     TelemetrySettings,
 )
-from ingest.settings import DatabaseSettings, EmbeddingSettings, IngestSettings, QdrantSettings
+from ingest.settings import (
+    ConfluenceSettings,
+    DatabaseSettings,
+    EmbeddingSettings,
+    IngestSettings,
+    QdrantSettings,
+)
 
 HANDBOOK_DIRECTORY = Path(__file__).resolve().parent.parent / "examples" / "directory.yaml"
 
@@ -175,6 +181,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     ingest: IngestSettings = IngestSettings()
     database: DatabaseSettings = DatabaseSettings()
+    confluence: ConfluenceSettings | None = None
     redis: RedisSettings = RedisSettings()
     server: ServerSettings = ServerSettings()
     telemetry: TelemetrySettings = TelemetrySettings()

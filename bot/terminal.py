@@ -97,7 +97,7 @@ class TerminalChat:
         turn = Turn(
             user_id=self.person.user_id,
             text=text,
-            groups=self.person.groups,
+            groups=self.person.principals,
             display_name=self.person.name,
             email=self.person.email,
             channel_kind="cli",

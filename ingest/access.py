@@ -44,7 +44,15 @@ def normalise_acl(value: object) -> list[str]:
         value = [v.strip() for v in value.split(",")]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise BadDocument(f"acl must be a list of group names, got {value!r}")
-    return sorted({v.strip() for v in value if v.strip()})
+    return sorted({_principal(v.strip()) for v in value if v.strip()})
+
+
+def _principal(value: str) -> str:
+    """Group names stay as readers carry them (``group:hr`` is ``hr``); ``user:<email>`` is
+    lower-cased, as askers carry it."""
+    if value[:5].lower() == "user:":
+        return "user:" + value[5:].strip().lower()
+    return value.removeprefix("group:")
 
 
 def resolve_acl(

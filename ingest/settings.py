@@ -64,6 +64,15 @@ class IngestSettings(BaseModel):
     default_acl: list[str] = Field(default_factory=list)
 
 
+class ConfluenceSettings(BaseModel):
+    """Confluence Cloud credentials for ``footnote sync``: an Atlassian account's e-mail and an API
+    token (id.atlassian.com → Security → API tokens). Read from the environment only, never stored
+    in the sources table, so a copied state database carries no key."""
+
+    email: str = ""
+    api_token: SecretStr | None = None
+
+
 class DatabaseSettings(BaseModel):
     """Where sync state lives (``ingest/sources/state.py``): unset, SQLite in the data dir;
     ``postgresql://user:password@host:5432/db`` when several machines sync."""

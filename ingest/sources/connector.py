@@ -15,11 +15,26 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ingest.errors import ConfigError
+from ingest.errors import ConfigError, FootnoteError
+from ingest.settings import ConfluenceSettings
 
 EVERYONE = "*"
 GROUP = "group:"
 USER = "user:"
+
+
+class SourceUnavailable(FootnoteError):
+    """The source could not be listed (unreachable, refusing, throttled past the retries): the
+    sync stops with this error recorded, and nothing is deleted."""
+
+
+@dataclass(frozen=True)
+class ConnectorEnv:
+    """What a connector takes from the settings rather than from the sources table: the size
+    limit and credentials, which live in the environment and are never stored with the source."""
+
+    max_bytes: int = 50 * 2**20
+    confluence: ConfluenceSettings | None = None
 
 
 @dataclass(frozen=True)
@@ -79,9 +94,9 @@ def principals(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def index_acl(granted: Sequence[str], admin_groups: Sequence[str]) -> list[str]:
-    """The ACL values the index filter matches today: readers carry their directory's group
-    names, so ``group:hr`` is stored as ``hr``; ``user:`` principals stay whole until askers carry
-    their e-mail. Nothing granted means admins only, as for a file with no access rule."""
+    """The ACL values the index filter matches: readers carry their directory's group names and
+    ``user:<email>``, so ``group:hr`` is stored as ``hr`` and ``user:`` principals stay whole.
+    Nothing granted means admins only, as for a file with no access rule."""
     if not granted:
         return sorted(admin_groups)
     return sorted({p.removeprefix(GROUP) for p in granted})

@@ -21,23 +21,25 @@ from ingest.documents import Document
 from ingest.errors import BadDocument, ConfigError
 from ingest.languages import detect_lang
 from ingest.parse import MEDIA_TYPES, parse_bytes
-from ingest.sources.connector import Connector, SourceDocument, index_acl
+from ingest.sources.confluence import ConfluenceConnector
+from ingest.sources.connector import Connector, ConnectorEnv, SourceDocument, index_acl
 from ingest.sources.state import SyncState
 from ingest.sources.web import WebConnector
 
 if TYPE_CHECKING:
     from ingest.pipeline import Ingester
 
-# kind → builds a connector from the config ``footnote sources add`` stored, and the size limit
-CONNECTORS: dict[str, Callable[[Mapping[str, Any], int], Connector]] = {
+# kind → builds a connector from the config ``footnote sources add`` stored, and the settings
+CONNECTORS: dict[str, Callable[[Mapping[str, Any], ConnectorEnv], Connector]] = {
     "web": WebConnector.from_config,
+    "confluence": ConfluenceConnector.from_config,
 }
 
 
-def open_connector(kind: str, config: Mapping[str, Any], max_bytes: int) -> Connector:
+def open_connector(kind: str, config: Mapping[str, Any], env: ConnectorEnv) -> Connector:
     if kind not in CONNECTORS:
         raise ConfigError(f"unknown source kind {kind!r}; known: {', '.join(sorted(CONNECTORS))}")
-    return CONNECTORS[kind](config, max_bytes)
+    return CONNECTORS[kind](config, env)
 
 
 class Sink(Protocol):

@@ -31,16 +31,18 @@ from urllib.robotparser import RobotFileParser
 
 import httpx
 
-from ingest.errors import ConfigError, FootnoteError
+from ingest.errors import ConfigError
 from ingest.parse import MEDIA_TYPES
-from ingest.sources.connector import Batch, SourceDocument, principals
+from ingest.sources.connector import (
+    Batch,
+    ConnectorEnv,
+    SourceDocument,
+    SourceUnavailable,
+    principals,
+)
 
 USER_AGENT = "Footnote"
 SITEMAP_DEPTH = 3  # a sitemap index of sitemap indexes, at most
-
-
-class SourceUnavailable(FootnoteError):
-    """The site could not be listed (sitemap or robots.txt unreachable): nothing is deleted."""
 
 
 @dataclass
@@ -57,11 +59,11 @@ class WebConnector:
     kind: str = "web"
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], max_bytes: int) -> WebConnector:
+    def from_config(cls, config: Mapping[str, Any], env: ConnectorEnv) -> WebConnector:
         return cls(
             sitemap=str(config["sitemap"]),
             acl=principals(list(config.get("acl", []))),
-            max_bytes=max_bytes,
+            max_bytes=env.max_bytes,
         )
 
     @staticmethod
@@ -228,13 +230,13 @@ class WebConnector:
                 return response
             if attempt == self.retries:
                 break
-            self.sleep(_retry_after(response.headers.get("retry-after"), attempt, self.max_wait_s))
+            self.sleep(retry_after(response.headers.get("retry-after"), attempt, self.max_wait_s))
         raise SourceUnavailable(
             f"HTTP {response.status_code} from {url} after {self.retries + 1} tries"
         )
 
 
-def _retry_after(value: str | None, attempt: int, cap: float) -> float:
+def retry_after(value: str | None, attempt: int, cap: float) -> float:
     """Seconds to wait: Retry-After as seconds or an HTTP date, else exponential backoff."""
     wait = 2.0**attempt
     if value:

@@ -8,6 +8,8 @@ import json
 import re
 import time
 
+import pytest
+
 from bot import render
 from bot.feedback import FeedbackStore
 from bot.state import RATE_LIMITED
@@ -443,3 +445,41 @@ async def test_a_dm_thread_that_refuses_a_status_gets_the_placeholder(bot):
     assert placeholder.args["thread_ts"] == thread
     assert final.args["ts"] == placeholder.args.get("ts", final.args["ts"])
     assert "10" in flat(final.args["blocks"][0])
+
+
+RELOCATION = "How much housing allowance does the Lisbon relocation package pay?"
+
+
+@pytest.fixture
+def shared_with_alice(handbook, tmp_path):
+    """A page shared with Alice alone, by e-mail (as a source grants it), in the bot's index."""
+    folder = tmp_path / "shared-with-one"
+    folder.mkdir()
+    (folder / "relocation.md").write_text(
+        "---\nacl: ['user:Alice@Northwind.example']\n---\n# Relocation to Lisbon\n\n"
+        "The Lisbon relocation package pays a housing allowance of 2,400 euros a month for the "
+        "first year.\n"
+    )
+    report = handbook.ingester.ingest(folder)
+    assert report.added == ["shared-with-one/relocation.md"]
+    yield
+    handbook.index.delete_document("shared-with-one/relocation.md")
+
+
+async def test_a_page_shared_with_one_person_by_email_answers_her_alone(bot, shared_with_alice):
+    dm = await ask_dm(bot, RELOCATION, channel="D0ALICE09")
+    assert "2,400" in flat(dm.args["blocks"][0]), flat(dm.args["blocks"][0])
+    (link,) = {u for u in signed_links(blocks_text(dm.args["blocks"])) if "shared-with-one" in u}
+    status, page = await bot.get(link)  # her citation opens for her
+    assert status == 200 and "2,400" in page
+    # carol shares alice's managers group; bob shares nothing: neither reads it
+    for user, channel in (("U0CAROL01", "D0CAROL09"), ("U0BOB0001", "D0BOB0009")):
+        other = await ask_dm(bot, RELOCATION, user=user, channel=channel)
+        assert "2,400" not in blocks_text(other.args["blocks"]), user
+    # a channel answers only from what every member may read: alice alone, yes; with bob, no
+    assert (await bot.send.event(mention_event(RELOCATION, channel="C0HRONLY1")))[0] == 200
+    alone = await bot.slack.final_answer("C0HRONLY1")
+    assert "2,400" in blocks_text(alone.args["blocks"])
+    assert (await bot.send.event(mention_event(RELOCATION, channel="C0HRENG01")))[0] == 200
+    mixed = await bot.slack.final_answer("C0HRENG01")
+    assert "2,400" not in blocks_text(mixed.args["blocks"])

@@ -10,10 +10,13 @@ from __future__ import annotations
 import time
 
 import pytest
+from pydantic import SecretStr
 
+from ingest.sources.confluence import ConfluenceConnector
 from ingest.sources.connector import Connector, SourceDocument
 from ingest.sources.sync import sync
 from ingest.sources.web import WebConnector
+from testing.confluence import LoopbackConfluence
 from testing.web import LoopbackSite, Page
 from tests.ingest.sources.conftest import Killed, MemorySink
 
@@ -53,7 +56,53 @@ class WebCase:
         self.site.close()
 
 
-CASES = [WebCase]
+class ConfluenceCase:
+    """The Confluence connector against a loopback Confluence Cloud: one space readable by hr."""
+
+    kind = "confluence"
+
+    def __init__(self) -> None:
+        self.site = LoopbackConfluence().start()
+        self.site.space("HR", groups=["hr"])
+        self.ids: dict[str, str] = {}
+
+    def connector(self, batch_size: int = 2) -> Connector:
+        return ConfluenceConnector(
+            site=self.site.url,
+            spaces=("HR",),
+            email=self.site.email,
+            token=SecretStr(self.site.token),
+            batch_size=batch_size,
+        )
+
+    def put(self, name: str, text: str) -> None:
+        body = f"<h1>{name}</h1><p>{text}</p>"
+        if name in self.ids:
+            self.site.edit(self.ids[name], body)
+        else:
+            self.ids[name] = self.site.put("HR", name, body)
+
+    def remove(self, name: str) -> None:
+        self.site.pages[self.ids[name]].status = "trashed"
+
+    def throttle(self, name: str, times: int, retry_after_s: int) -> None:
+        self.site.throttle(times, str(retry_after_s), page=self.ids[name])
+
+    def key(self, name: str) -> str:
+        return self.ids[name]
+
+    def fetches(self, name: str) -> int:
+        return self.site.fetches(self.ids[name])
+
+    @staticmethod
+    def text(doc: SourceDocument) -> str:
+        return doc.content.decode() if isinstance(doc.content, bytes) else doc.content
+
+    def close(self) -> None:
+        self.site.close()
+
+
+CASES = [WebCase, ConfluenceCase]
 NAMES = ["alpha", "bravo", "charlie", "delta", "echo"]
 
 

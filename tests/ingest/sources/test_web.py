@@ -7,9 +7,10 @@ import time
 
 import pytest
 
+from ingest.sources.connector import SourceUnavailable
 from ingest.sources.state import SyncState
 from ingest.sources.sync import sync
-from ingest.sources.web import SourceUnavailable, WebConnector, _retry_after
+from ingest.sources.web import WebConnector, retry_after
 from testing.web import LoopbackSite, Page
 from tests.ingest.sources.conftest import MemorySink
 
@@ -126,7 +127,7 @@ def test_unsupported_media_types_fail_by_name(site, sqlite):
 
 def test_retry_after_as_seconds_as_a_date_and_missing():
     soon = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert _retry_after("5", 0, 60) == 5
-    assert 25 < _retry_after(soon, 0, 60) <= 30
-    assert _retry_after("600", 0, 60) == 60  # capped
-    assert _retry_after(None, 3, 60) == 8  # exponential backoff
+    assert retry_after("5", 0, 60) == 5
+    assert 25 < retry_after(soon, 0, 60) <= 30
+    assert retry_after("600", 0, 60) == 60  # capped
+    assert retry_after(None, 3, 60) == 8  # exponential backoff

@@ -1,0 +1,83 @@
+"""End to end through the CLI: connect Confluence, sync, and check every affected asker's answer
+as a page is shared with one person, narrowed to a group, then widened again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.cli import main as cli_main
+from testing.confluence import LoopbackConfluence, User
+
+pytestmark = [pytest.mark.models, pytest.mark.slow]  # `footnote` builds its own embedders
+
+GARAGE = (
+    "<h2>Opening hours</h2><p>The Riverside office garage closes at 22:00 on weekdays and stays "
+    "shut on Sundays.</p><h2>Permits</h2><p>Garage permits are renewed every January.</p>"
+)
+RELOCATION = (
+    "<h2>Housing</h2><p>The Lisbon relocation package pays a housing allowance of 2,400 euros a "
+    "month for the first year.</p>"
+)
+ALICE = User("acc-alice", "Alice Moreau", "Alice@Northwind.example")
+GARAGE_Q = "When does the Riverside office garage close on weekdays?"
+RELOCATION_Q = "How much housing allowance does the Lisbon relocation package pay?"
+
+
+def ask(question: str, user: str, capsys) -> dict:
+    capsys.readouterr()
+    assert cli_main(["ask", question, "--user", user, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def sees(question: str, fact: str, user: str, capsys) -> bool:
+    """Whether ``user``'s answer, or any passage cited to them, carries ``fact``."""
+    answer = ask(question, user, capsys)
+    return fact in answer["text"] or any(fact in c["quote"] for c in answer["citations"])
+
+
+def test_confluence_pages_answer_exactly_their_readers_through_narrowing_and_widening(
+    tmp_path, monkeypatch, capsys
+):
+    site = LoopbackConfluence().start()
+    monkeypatch.setenv("FOOTNOTE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("FOOTNOTE_CONFLUENCE__EMAIL", site.email)
+    monkeypatch.setenv("FOOTNOTE_CONFLUENCE__API_TOKEN", site.token)
+    try:
+        site.space("FAC", groups=["engineering", "hr"])
+        site.space("HR", groups=["hr", "managers"])
+        garage = site.put("FAC", "Riverside office garage", GARAGE)
+        relocation = site.put("HR", "Relocation to Lisbon", RELOCATION)
+        site.restrict(relocation, users=[ALICE])  # shared with Alice alone, by e-mail
+        add = ["sources", "add", "confluence", "--url", site.url, "--name", "wiki"]
+        assert cli_main([*add, "--space", "FAC", "--space", "HR"]) == 0
+        assert cli_main(["sync"]) == 0
+        assert "wiki: written 2" in capsys.readouterr().out
+
+        answer = ask(GARAGE_Q, "bob", capsys)  # engineering
+        assert answer["status"] == "answered" and "22:00" in answer["text"], answer["text"]
+        links = [c["link"] for c in answer["citations"]]
+        page = f"{site.url}/wiki/spaces/FAC/pages/{garage}/Riverside+office+garage"
+        assert any(link.startswith(page + "#") for link in links), links
+        assert not sees(GARAGE_Q, "22:00", "dave", capsys)  # sales: not a reader of the space
+
+        assert sees(RELOCATION_Q, "2,400", "alice", capsys)  # user:alice@northwind.example
+        assert not sees(RELOCATION_Q, "2,400", "carol", capsys)  # managers, like alice
+
+        site.restrict(garage, groups=["hr"])  # narrowed on Confluence; no new version
+        assert cli_main(["sync", "--source", "wiki"]) == 0
+        assert "written 1" in capsys.readouterr().out
+        assert not sees(GARAGE_Q, "22:00", "bob", capsys)  # no leak after the narrowing
+        assert sees(GARAGE_Q, "22:00", "alice", capsys)
+
+        site.restrict(garage)  # widened again
+        assert cli_main(["sync", "--source", "wiki"]) == 0
+        assert sees(GARAGE_Q, "22:00", "bob", capsys)
+
+        site.pages[relocation].status = "trashed"
+        assert cli_main(["sync", "--source", "wiki"]) == 0
+        assert "deleted 1" in capsys.readouterr().out
+        assert not sees(RELOCATION_Q, "2,400", "alice", capsys)
+    finally:
+        site.close()

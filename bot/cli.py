@@ -251,10 +251,17 @@ def require_documents(deps) -> None:
 def preload_models(deps) -> None:
     """Start loading the embedding models, each on a thread of its own, while this thread builds
     the answer loop: the loads run mostly in native code, so on two cores they overlap the
-    imports instead of following them, a good part of a one-shot ``ask``'s wall time."""
+    imports instead of following them, a good part of a one-shot ``ask``'s wall time.
+
+    Daemon threads: Ctrl-C at the first prompt, while a busy machine is still loading, must not
+    wait for the load to end before the process exits."""
     for embedder in deps.embedders:
         threading.Thread(
-            target=embedder.embed, args=(["warm up"],), kwargs={"kind": "query"}, name="preload"
+            target=embedder.embed,
+            args=(["warm up"],),
+            kwargs={"kind": "query"},
+            name="preload",
+            daemon=True,
         ).start()
 
 

@@ -234,6 +234,8 @@ def score_units(
         cross = p.lang != asks.lang
         toks = _tokens(unit.text, p.lang)
         context = toks | _tokens(unit.label, p.lang) | _tokens(p.breadcrumbs, p.lang)
+        if unit.record:  # a log's line is about its record: "Summary: …" under "TCK-1103 | …"
+            context |= _tokens(unit.record, p.lang)
         lexical = 0.0 if cross else 0.6 * coverage(weights, toks) + 0.4 * coverage(weights, context)
         # names and identifiers are written alike in every language ("Team", "TCK-1042")
         missing = (
@@ -249,7 +251,10 @@ def score_units(
         base = meaning if cross or not weights else 0.6 * lexical + 0.4 * meaning
         if asks.kind in ("any", "how") and len(toks - q_tokens) <= 1 and not unit.cells:
             base -= 0.2  # "Fixed in hotfix v2.3.1." only says the question back: it tells nothing
-        kind_ok = matches_kind(asks.kind, unit.text)
+        # "which customer reported …?": the record's first line names who, its summary what
+        kind_ok = matches_kind(asks.kind, unit.text) or (
+            bool(unit.record) and matches_kind(asks.kind, unit.record)
+        )
         if not kind_ok:
             base -= 0.25  # a "how many" that names no number does not answer it
         # the value asked about decides between rows that are otherwise about the question
@@ -455,13 +460,22 @@ def _subject_tokens(s: Scored) -> set[str]:
     return {t for t in s.tokens if not re.fullmatch(r"[\d.,]+", t)}
 
 
+# Whether two sentences (in a language) say the same thing, by meaning; the offline reasoner
+# answers it with its sentence embedders.
+SameThing = Callable[[str, str, str], bool]
+
+
 def newest_first(
-    extract: Extract, asks: Asks, passages: Sequence[Passage], asker: frozenset[str]
+    extract: Extract,
+    asks: Asks,
+    passages: Sequence[Passage],
+    asker: frozenset[str],
+    same: SameThing | None = None,
 ) -> tuple[list[Scored], Sentence | None]:
     """The units of the answer, taken from the newer document where two conflict, and the note
     that names both."""
     chosen = choose(extract, asks, passages)
-    found = conflict(extract, chosen, passages, asker)
+    found = conflict(extract, chosen, passages, asker, same)
     if found is None:
         return chosen, None
     newer, older, note = found
@@ -473,22 +487,31 @@ def newest_first(
 
 
 def conflict(
-    extract: Extract, chosen: Sequence[Scored], passages: Sequence[Passage], asker: frozenset[str]
+    extract: Extract,
+    chosen: Sequence[Scored],
+    passages: Sequence[Passage],
+    asker: frozenset[str],
+    same: SameThing | None = None,
 ) -> tuple[Scored, Scored, Sentence] | None:
     """A note when another source gives a different value for the same thing in the same scope:
     a unit of another document with another date, for the same audience, that answers the same
     question about as well (the question's key terms alike, some of the same words), with a figure
-    in the same unit that differs. The newer document applies; the note names both, with dates."""
+    in the same unit that differs, and that says the same thing by meaning (``same``: the
+    certifications a department head approves above 1,000 EUR are not the expense claims above
+    5,000 EUR). A line of a log tells one case, no rule. The newer document applies; the note
+    names both, with dates."""
     for c in chosen:
         mine = passages[c.unit.passage]
         mine_figures = figure_units(c.unit.text)
-        if not mine_figures:
-            continue
+        if not mine_figures or c.unit.record:
+            continue  # what happened in one case of a log is no rule to disagree with
         mine_audience = unit_audience(c.unit.text, mine.audience)
         keys_c = {t for t in extract.weights if t in c.tokens}
         for s in extract.ranked:
             other = passages[s.unit.passage]
             if other.doc_id == mine.doc_id or s.score < c.score - 0.2 or not other.updated:
+                continue
+            if s.unit.record:
                 continue
             if other.updated[:10] == mine.updated[:10] or not mine.updated:
                 continue
@@ -505,6 +528,10 @@ def conflict(
             theirs = figure_units(s.unit.text)
             shared = [u for u in mine_figures if u in theirs]
             if not shared or all(mine_figures[u] == theirs[u] for u in shared):
+                continue
+            if same is not None and not (
+                mine.lang == other.lang and same(c.unit.text, s.unit.text, mine.lang)
+            ):
                 continue
             newer, older = (c, s) if mine.updated >= other.updated else (s, c)
             old_p, new_p = passages[older.unit.passage], passages[newer.unit.passage]
@@ -540,6 +567,8 @@ def heading(s: Scored, asks: Asks, extract: Extract, passage: Passage) -> str:
     in, the date a rule is for, the name the question asks about ("2.3.1 (2026-09-03) › Fixes",
     "Wednesday, 7 October") — else ''."""
     label, text = s.unit.label, s.unit.text
+    if s.unit.record and s.unit.record != text:
+        return s.unit.record  # a line of a log means little without the case it is about
     if label and label.casefold() in text.casefold():
         label = ""
     if asks.versions and not versions(text) and not (label and versions(label)):

@@ -174,6 +174,10 @@ class OfflineReasoner:
     synonym_at = 0.58  # a unit's word this close to a question word says it ("rail", "train")
     unseen_said_at = 0.3  # a word no document uses counts as said when this close to the answer
     point_meaning_at = 0.75  # a unit this close in meaning answers even without the rarest word
+    # two sentences this close by cosine say the same thing (a conflict needs it), per embedder:
+    # MiniLM puts paraphrases with other figures above 0.7 and neighbouring rules near 0.45;
+    # the multilingual USE spreads less
+    same_thing_at = {"minilm": 0.6, "use": 0.4}
 
     def __init__(self, stats: Callable[[], TermStats], embedders: Sequence[Embedder] = ()):
         self._stats = stats  # lazy: built from the index on first use
@@ -468,7 +472,7 @@ class OfflineReasoner:
     ) -> list[Sentence]:
         """The chosen units as the answer's sentences, each led by the heading that holds part of
         the answer, and the conflict note if two sources disagree."""
-        picked, note = newest_first(extract, wants, passages, asker)
+        picked, note = newest_first(extract, wants, passages, asker, self._same_thing)
         out, led = [], set()
         for s in picked:
             lead = heading(s, wants, extract, passages[s.unit.passage])
@@ -512,6 +516,16 @@ class OfflineReasoner:
             label = say(lang, "for_audience", audience=say(lang, f"audience_{audience}"))
             out += [replace(s, text=f"{label} {s.text}") for s in quotes]
         return out
+
+    def _same_thing(self, a: str, b: str, lang: str) -> bool:
+        """Do two sentences of one language say the same thing (with other figures, perhaps)? Two
+        rules on one subject are paraphrases; two on neighbouring subjects that share the words
+        around a figure are not. Without an embedder nothing can tell: they count as the same."""
+        embedder = self._embedder(lang)
+        if embedder is None:
+            return True
+        va, vb = embedder.embed([a, b], kind="query")
+        return float(va @ vb) >= self.same_thing_at.get(embedder.name, 0.5)
 
     def _embed_for(self, lang: str) -> Callable[[str, list[str]], list[float]] | None:
         if not self._embedders:

@@ -314,3 +314,25 @@ def test_up_to_what_amount_is_answered_by_the_row_that_stops_there(assistant):
     a = ask(assistant, "bob", "Up to what amount does an expense claim need no manager approval?")
     assert a.status == "answered"
     assert a.text.startswith("Claim amount: Up to 500 EUR"), a.text
+
+
+def test_a_line_of_a_log_is_quoted_with_the_record_it_belongs_to(assistant):
+    """The company that opened a ticket is a field of the record's first line; the line that
+    matches the question is its summary, which names no one."""
+    a = ask(
+        assistant, "bob", "Which company opened the ticket about duplicate Slack notifications?"
+    )
+    assert a.status == "answered"
+    assert "Kestrel Games" in a.text and a.text.startswith("TCK-1090 |"), a.text
+
+
+def test_rules_about_different_things_get_no_conflict_note(assistant):
+    """The benefits overview's certifications above 1,000 EUR and the expense policy's claims
+    above 5,000 EUR share the words around their amounts but are not the same rule."""
+    a = ask(
+        assistant,
+        "dave",
+        "Above what amount does a certification need the department head's approval?",
+    )
+    assert a.status == "answered" and "1,000 EUR" in a.text
+    assert "newer" not in a.text and "Note" not in a.text, a.text

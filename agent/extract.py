@@ -121,7 +121,13 @@ def _value_fit(asks: Asks, unit: Unit, lang: str) -> float:
     found = [r for r in _ranges(unit, lang) if r.unit_matches(asks.quantity)]
     if not found:
         return 0.0
-    return 0.35 if any(r.contains(asks.quantity) for r in found) else -0.35
+    holding = [r for r in found if r.contains(asks.quantity)]
+    if not holding:
+        return -0.35
+    # "10,001 - 50,000" says more about 12,000 than "above 5,000" in another table does: a
+    # bounded range is the rule for that value, an open one a rule for everything past a line
+    bounded = any(not (math.isinf(r.low) or math.isinf(r.high)) for r in holding)
+    return 0.4 if bounded else 0.35
 
 
 def _bound_fit(asks: Asks, unit: Unit, lang: str) -> float:

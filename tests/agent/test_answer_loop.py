@@ -336,3 +336,15 @@ def test_rules_about_different_things_get_no_conflict_note(assistant):
     )
     assert a.status == "answered" and "1,000 EUR" in a.text
     assert "newer" not in a.text and "Note" not in a.text, a.text
+
+
+def test_the_bounded_range_that_holds_the_amount_beats_an_open_one_of_another_table(assistant):
+    """12,000 EUR lies in the purchasing policy's "10,001 - 50,000" row and in the expense
+    policy's "Above 5,000 EUR" row; the bounded range is the rule written for that amount."""
+    a = ask(
+        assistant,
+        "bob",
+        "An agency will film a product video for about 12,000 EUR net. Who needs to approve the PO?",
+    )
+    assert a.status == "answered"
+    assert "Department head and CFO" in a.text and "Claim amount" not in a.text, a.text

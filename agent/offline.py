@@ -288,7 +288,7 @@ class OfflineReasoner:
         context = " ".join(p for p in pieces if p not in asked)
         parts = [q.strip(" ,.;?？") for piece in asked for q in _parts(piece)]
         parts = [q for q in parts if q]
-        if len(parts) <= 1:
+        if len(parts) <= 1 and not (context and parts):
             return [question]
         names = _names(f"{context} {parts[0]}") if context else _names(parts[0])
         amount = _amount(f"{context} {parts[0]}")

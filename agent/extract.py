@@ -21,6 +21,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import takewhile
 
 from agent.messages import say
 from agent.passages import Passage
@@ -251,7 +252,9 @@ def score_units(
         )
         unnamed = names - context if not cross else frozenset()
         # its section is about what is asked: "2.3.1" in the heading or the one over it
-        heads = " ".join([unit.label, *p.breadcrumbs.split(" > ")[1:][-2:]])
+        # a record's id (its first field) heads the lines under it like a heading
+        record_id = unit.record.split("|")[0]
+        heads = " ".join([unit.label, record_id, *p.breadcrumbs.split(" > ")[1:][-2:]])
         about = bool((identifiers | names) & _tokens(heads, p.lang))
         meaning = _meaning(unit.sim)
         base = meaning if cross or not weights else 0.6 * lexical + 0.4 * meaning
@@ -407,6 +410,17 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         first = _extreme(asks, ranked, passages) or first
     chosen = [first]
     by_place = {(s.unit.passage, s.unit.order): s for s in ranked}
+    if first.unit.record and first.unit.text in first.unit.record:
+        # a log record's id line names the case; what it was about is said by the lines under it
+        record = first.unit.record
+        under = [by_place.get((first.unit.passage, first.unit.order + k)) for k in range(1, 6)]
+        lines = [
+            s
+            for s in takewhile(lambda s: s is not None and s.unit.record == record, under)
+            if s is not None and s.unit.text not in record
+        ]
+        if lines:
+            return lines[:MAX_UNITS]
     following = by_place.get((first.unit.passage, first.unit.order + 1))
     covered = set(first.tokens) | _tokens(first.unit.label, passages[first.unit.passage].lang)
     if (
@@ -573,7 +587,7 @@ def heading(s: Scored, asks: Asks, extract: Extract, passage: Passage) -> str:
     in, the date a rule is for, the name the question asks about ("2.3.1 (2026-09-03) › Fixes",
     "Wednesday, 7 October") — else ''."""
     label, text = s.unit.label, s.unit.text
-    if s.unit.record and s.unit.record != text:
+    if s.unit.record and text not in s.unit.record:
         return s.unit.record  # a line of a log means little without the case it is about
     if label and label.casefold() in text.casefold():
         label = ""

@@ -348,3 +348,11 @@ def test_the_bounded_range_that_holds_the_amount_beats_an_open_one_of_another_ta
     )
     assert a.status == "answered"
     assert "Department head and CFO" in a.text and "Claim amount" not in a.text, a.text
+
+
+def test_a_record_asked_for_by_its_id_is_answered_with_what_it_says(assistant):
+    """The record's id line matches best and names the case; the lines under it say what it was
+    about, and a priority the question does not name (P3) does not head every record."""
+    a = ask(assistant, "bob", "What was ticket TCK-1095 about?")
+    assert a.status == "answered"
+    assert a.text.startswith("TCK-1095 |") and "SLA dashboard" in a.text, a.text

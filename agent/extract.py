@@ -167,6 +167,11 @@ def _number_fit(asks: Asks, unit: Unit, lang: str) -> float:
 _SEVERAL = re.compile(r"\b(?:and|und|et|y)\b|(?<!\w)(?:і|та|и)(?!\w)|[,&+和及、]", re.I)
 
 
+def fits_value(asks: Asks, unit: Unit, lang: str) -> bool:
+    """Does the unit state the value asked about, as a range that holds it or as that number?"""
+    return _value_fit(asks, unit, lang) > 0 or _number_fit(asks, unit, lang) > 0
+
+
 def _cell_fit(
     question_tokens: frozenset[str],
     unit: Unit,
@@ -320,7 +325,7 @@ def _rescore(
 # ------------------------------------------------------------------------------ choosing
 
 
-def _similar(a: Scored, b: Scored) -> bool:
+def similar(a: Scored, b: Scored) -> bool:
     """Two units that say the same: most of their words, and the same figures."""
     if not a.tokens or not b.tokens:
         return a.unit.text == b.unit.text
@@ -430,7 +435,7 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         and following.unit.line in (first.unit.line, first.unit.line + 1)
         and following.tokens & (set(extract.weights) | first.tokens) - {"day", "days"}
         and following.score >= first.score * 0.5
-        and not _similar(following, first)
+        and not similar(following, first)
         and not asks.extreme
     ):
         chosen.append(following)
@@ -445,7 +450,7 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
     for s in ranked[1:]:
         if len(chosen) >= MAX_UNITS or s.score < first.score * 0.8:
             break
-        if any(_similar(s, c) for c in chosen):
+        if any(similar(s, c) for c in chosen):
             continue
         if (
             asks.quantity is not None

@@ -23,7 +23,15 @@ from typing import Literal
 import numpy as np
 
 from agent.conclusions import conclude
-from agent.extract import Extract, Scored, heading, newest_first, score_units
+from agent.extract import (
+    Extract,
+    Scored,
+    fits_value,
+    heading,
+    newest_first,
+    score_units,
+    similar,
+)
 from agent.followups import customer_in
 from agent.messages import say
 from agent.passages import Passage
@@ -405,11 +413,13 @@ class OfflineReasoner:
         facts: Sequence[str],
         *,
         asker: frozenset[str] = frozenset(),
+        said: str = "",
     ) -> Draft:
         """For each sub-question, the units that answer it (``agent/extract``), whole and cited;
         a note when two sources give different values for the same thing in the same scope; with
         a tool's result (the CRM record), its relevant lines and what follows from them and the
-        rules found (``agent/conclusions``)."""
+        rules found (``agent/conclusions``). A follow-up (``said``: the answer it follows) is
+        answered by what that answer did not say, when something else answers it."""
         stats = self.stats
         chosen: list[Sentence] = []
         missing: list[str] = []
@@ -436,6 +446,8 @@ class OfflineReasoner:
             wants = asks(sub)
             extract = score_units(sub, wants, passages, stats, asker, self._embed_for(wants.lang))
             self._credit_synonyms(extract)
+            if said:
+                extract = self._beyond(extract, said, wants)
             overview = _documents_named(sub, passages) if _OVERVIEW.search(sub) else []
             if overview:  # "compare the two expense policies": what each of them is for
                 for doc_id in overview:
@@ -466,6 +478,30 @@ class OfflineReasoner:
             for sentence in quotes:
                 add(sentence)
         return Draft(chosen, missing)
+
+    def _beyond(self, extract: Extract, said: str, wants: Asks) -> Extract:
+        """ "And after five years?" after "25 days a year": the units the previous answer quoted,
+        and those saying the same from another source, give way to the best other unit that
+        answers the follow-up, unless they say more of the follow-up's own words (after the dash
+        of a merged question) than it does and state the value those words name."""
+        quoted = [s for s in extract.ranked if s.unit.text in said]
+        before = [s for s in extract.ranked if any(s is q or similar(s, q) for q in quoted)]
+        if not before or extract.ranked[0] not in before:
+            return extract
+        fresh = [s for s in extract.ranked if s not in before]
+        alternative = replace(extract, ranked=fresh)
+        if not fresh or not self._answers(alternative, wants):
+            return extract
+        own = extract.question.rsplit(" — ", 1)[-1]
+        terms = set(tokenize(own, extract.lang)) & set(extract.weights)
+
+        def says(s: Scored) -> float:
+            return sum(extract.weights[t] for t in terms if t in s.context)
+
+        best, other, value = extract.ranked[0], fresh[0], asks(own)
+        if value.quantity is not None and not fits_value(value, best.unit, extract.lang):
+            return alternative
+        return extract if says(best) > says(other) else alternative
 
     def _quotes(
         self, extract: Extract, wants: Asks, passages: Sequence[Passage], asker: frozenset[str]

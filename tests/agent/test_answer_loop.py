@@ -356,3 +356,37 @@ def test_a_record_asked_for_by_its_id_is_answered_with_what_it_says(assistant):
     a = ask(assistant, "bob", "What was ticket TCK-1095 about?")
     assert a.status == "answered"
     assert a.text.startswith("TCK-1095 |") and "SLA dashboard" in a.text, a.text
+
+
+def conversation(assistant, user: str, *questions: str):
+    history: tuple[Message, ...] = ()
+    answer = None
+    for q in questions:
+        answer = ask(assistant, user, q, history=history)
+        history += (Message("user", q), Message("assistant", answer.text))
+    return answer
+
+
+def test_a_follow_up_is_answered_by_what_the_previous_answer_did_not_say(assistant):
+    """ "And once I have worked here for five years?" keeps the entitlement's words, so the 25
+    days just given (from either source) match it best; the long-service rule states the five
+    years and is the answer."""
+    a = conversation(
+        assistant,
+        "wei",
+        "How many vacation days do full-time staff get per year?",
+        "And once I have worked here for five years?",
+    )
+    assert a.status == "answered" and "27 days" in a.text, a.text
+
+
+def test_a_follow_up_the_previous_answer_already_answers_gets_it_again(assistant):
+    """The example quoted for "who books my flights?" is about booking a cheaper flight oneself:
+    it says more of the follow-up's own words than the booking rule does."""
+    a = conversation(
+        assistant,
+        "erin",
+        "Who books my flights when I travel for a project?",
+        "And if I find a cheaper flight and book it myself?",
+    )
+    assert a.status == "answered" and "Not reimbursed" in a.text, a.text

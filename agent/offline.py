@@ -177,7 +177,9 @@ class OfflineReasoner:
         0.88  # coverage + meaning - unseen / 2, for the final "does it answer the question?"
     )
     cross_meaning_at = 0.35
-    unseen_weight = 0.4  # how much the unsaid share of the question's weight costs
+    # how much the unsaid share of the question's weight costs, times how far the unit is in
+    # meaning: a close unit says it in its own words ("referred" for "recommended")
+    unseen_weight = 0.4
     unsaid_at = 0.5  # from this share of the question's weight unsaid, the documents are silent
     synonym_at = 0.58  # a unit's word this close to a question word says it ("rail", "train")
     unseen_said_at = 0.3  # a word no document uses counts as said when this close to the answer
@@ -596,7 +598,7 @@ class OfflineReasoner:
             return False
         if _other_span(extract, best):
             return False
-        return best.score - self.unseen_weight * unsaid >= self.answer_at
+        return best.score - self.unseen_weight * unsaid * (1 - best.meaning) >= self.answer_at
 
     def _misses_the_point(self, extract: Extract, best: Scored) -> bool:
         """The question's rarest word, half or more of its weight, is nowhere in the best unit,

@@ -283,8 +283,12 @@ def score_units(
         base -= 0.3 * min(len(missing), 2) + 0.15 * min(len(unnamed), 2)  # another ticket, office…
         if about:
             base += 0.15
-        if unit.record and asks.kind != "who" and not (
-            identifiers & _tokens(record_id, p.lang) or names & _tokens(unit.record, p.lang)
+        if (
+            unit.record
+            and asks.kind != "who"
+            and not (
+                identifiers & _tokens(record_id, p.lang) or names & _tokens(unit.record, p.lang)
+            )
         ):
             base -= 0.2  # one case of a log, and the question names neither it nor its parties
         audience = unit_audience(unit.text, p.audience)

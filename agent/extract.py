@@ -25,7 +25,7 @@ from itertools import takewhile
 
 from agent.messages import say
 from agent.passages import Passage
-from agent.questions import Asks, matches_kind, required_terms
+from agent.questions import Asks, latin_names, matches_kind, names_all, required_terms
 from agent.reasoning import Sentence
 from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
@@ -232,6 +232,7 @@ def score_units(
         weights = {t: w for t, w in weights.items() if t not in noun} or weights
     q_tokens = _tokens(question, asks.lang)
     identifiers, names = required_terms(question, asks.lang)
+    latin = latin_names(question, asks.lang)
     scored: list[Scored] = []
     all_units = units(passages, sentence_model="use")
     column: dict[str, list[frozenset[str]]] = {}
@@ -263,6 +264,8 @@ def score_units(
         about = bool((identifiers | names) & _tokens(heads, p.lang))
         meaning = _meaning(unit.sim)
         base = meaning if cross or not weights else 0.6 * lexical + 0.4 * meaning
+        if cross and names_all(latin, f"{unit.label} {unit.text}") == 1.0:
+            base = max(base, 0.5 + 0.2 * meaning)  # it names what the question names in Latin
         if asks.kind in ("any", "how") and len(toks - q_tokens) <= 1 and not unit.cells:
             base -= 0.2  # "Fixed in hotfix v2.3.1." only says the question back: it tells nothing
         # "which customer reported …?": the record's first line names who, its summary what

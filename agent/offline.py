@@ -35,7 +35,7 @@ from agent.extract import (
 from agent.followups import customer_in
 from agent.messages import say
 from agent.passages import Passage
-from agent.questions import Asks, asks, matches_kind
+from agent.questions import Asks, asks, latin_names, matches_kind, names_all
 from agent.reasoning import (
     Check,
     Draft,
@@ -332,6 +332,7 @@ class OfflineReasoner:
         never = set(stats.unseen(weights))
         seen = {t: w for t, w in weights.items() if t not in never}
         grades = []
+        latin = latin_names(question, q_lang)
         # "compare the expense policies": the documents it names are what it asks about
         named = set(_documents_named(question, passages)) if _OVERVIEW.search(question) else set()
         for p in passages:
@@ -346,6 +347,8 @@ class OfflineReasoner:
             sentence_n = min(max((sentence - 0.25) / 0.45, 0.0), 1.0)
             if cross or not seen:
                 score = max(sim_n, sentence_n)
+                if cross and latin:  # the names it writes in Latin letters, found as written
+                    score = max(score, 0.6 * names_all(latin, p.text))
             else:
                 cov = coverage(seen, set(tokenize(p.text, p.lang)))
                 score = 0.55 * cov + 0.2 * sim_n + 0.25 * sentence_n

@@ -54,5 +54,8 @@ def test_a_unit_sharing_two_small_words_of_the_question_and_far_in_meaning_does_
     text = "Requests above 1,000 EUR are approved by the engaging manager and then by Finance."
     assert not says(text, {"abov", "approv", "request", "manag"}, meaning=0.33)
     assert says(text, {"abov", "approv", "request", "manag"}, meaning=0.7)  # a paraphrase
+    # two of five words (and the two weightiest), a little closer: "Rail: 2nd class." for a
+    # train ride is the kind of answer this must leave alone
+    assert says(text, {"abov", "approv", "offer"}, meaning=0.42)
     full = {"abov", "approv", "salari", "offer", "band"}
     assert says("Offers above the band maximum are approved by the CFO.", full, meaning=0.33)

@@ -174,15 +174,15 @@ def test_golden_set_floors(handbook_deps):
     print(report.failures())
     assert m["recall@5"] >= 0.93
     assert m["mrr@10"] >= 0.88
-    assert m["citation_accuracy"] >= 0.87  # 0.926 measured
+    assert m["citation_accuracy"] >= 0.92  # 0.953 measured
     assert m["refusal_accuracy"] >= 0.89  # 0.926
-    assert m["over_refusal"] <= 0.15  # 0.139
-    assert m["key_fact_coverage"] >= 0.71  # 0.743
+    assert m["over_refusal"] <= 0.11  # 0.083
+    assert m["key_fact_coverage"] >= 0.79  # 0.826
     full = asyncio.run(run_eval(build_assistant(handbook_deps), golden, lookup)).metrics
-    assert full["citation_accuracy"] >= 0.84  # 0.875
-    assert full["refusal_accuracy"] >= 0.89  # 0.929
-    assert full["over_refusal"] <= 0.15  # 0.131
-    assert full["key_fact_coverage"] >= 0.69  # 0.738
+    assert full["citation_accuracy"] >= 0.88  # 0.906
+    assert full["refusal_accuracy"] >= 0.92  # 0.952
+    assert full["over_refusal"] <= 0.11  # 0.087
+    assert full["key_fact_coverage"] >= 0.77  # 0.803
 
 
 def test_a_channel_of_employees_and_contractors_gets_each_rule_labelled(assistant):

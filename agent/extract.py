@@ -293,7 +293,7 @@ def score_units(
                 identifiers & _tokens(record_id, p.lang) or names & _tokens(unit.record, p.lang)
             )
         ):
-            base -= 0.2  # one case of a log, and the question names neither it nor its parties
+            base -= 0.3  # one case of a log, and the question names neither it nor its parties
         audience = unit_audience(unit.text, p.audience)
         if audience and not audience & asker:
             base -= 0.35  # a rule written for someone else

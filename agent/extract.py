@@ -21,10 +21,11 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import takewhile
 
 from agent.messages import say
 from agent.passages import Passage
-from agent.questions import Asks, matches_kind, required_terms
+from agent.questions import Asks, latin_names, matches_kind, names_all, required_terms
 from agent.reasoning import Sentence
 from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
@@ -121,7 +122,13 @@ def _value_fit(asks: Asks, unit: Unit, lang: str) -> float:
     found = [r for r in _ranges(unit, lang) if r.unit_matches(asks.quantity)]
     if not found:
         return 0.0
-    return 0.35 if any(r.contains(asks.quantity) for r in found) else -0.35
+    holding = [r for r in found if r.contains(asks.quantity)]
+    if not holding:
+        return -0.35
+    # "10,001 - 50,000" says more about 12,000 than "above 5,000" in another table does: a
+    # bounded range is the rule for that value, an open one a rule for everything past a line
+    bounded = any(not (math.isinf(r.low) or math.isinf(r.high)) for r in holding)
+    return 0.4 if bounded else 0.35
 
 
 def _bound_fit(asks: Asks, unit: Unit, lang: str) -> float:
@@ -158,6 +165,11 @@ def _number_fit(asks: Asks, unit: Unit, lang: str) -> float:
 
 
 _SEVERAL = re.compile(r"\b(?:and|und|et|y)\b|(?<!\w)(?:і|та|и)(?!\w)|[,&+和及、]", re.I)
+
+
+def fits_value(asks: Asks, unit: Unit, lang: str) -> bool:
+    """Does the unit state the value asked about, as a range that holds it or as that number?"""
+    return _value_fit(asks, unit, lang) > 0 or _number_fit(asks, unit, lang) > 0
 
 
 def _cell_fit(
@@ -220,6 +232,7 @@ def score_units(
         weights = {t: w for t, w in weights.items() if t not in noun} or weights
     q_tokens = _tokens(question, asks.lang)
     identifiers, names = required_terms(question, asks.lang)
+    latin = latin_names(question, asks.lang)
     scored: list[Scored] = []
     all_units = units(passages, sentence_model="use")
     column: dict[str, list[frozenset[str]]] = {}
@@ -234,6 +247,8 @@ def score_units(
         cross = p.lang != asks.lang
         toks = _tokens(unit.text, p.lang)
         context = toks | _tokens(unit.label, p.lang) | _tokens(p.breadcrumbs, p.lang)
+        if unit.record:  # a log's line is about its record: "Summary: …" under "TCK-1103 | …"
+            context |= _tokens(unit.record, p.lang)
         lexical = 0.0 if cross else 0.6 * coverage(weights, toks) + 0.4 * coverage(weights, context)
         # names and identifiers are written alike in every language ("Team", "TCK-1042")
         missing = (
@@ -243,13 +258,20 @@ def score_units(
         )
         unnamed = names - context if not cross else frozenset()
         # its section is about what is asked: "2.3.1" in the heading or the one over it
-        heads = " ".join([unit.label, *p.breadcrumbs.split(" > ")[1:][-2:]])
+        # a record's id (its first field) heads the lines under it like a heading
+        record_id = unit.record.split("|")[0]
+        heads = " ".join([unit.label, record_id, *p.breadcrumbs.split(" > ")[1:][-2:]])
         about = bool((identifiers | names) & _tokens(heads, p.lang))
         meaning = _meaning(unit.sim)
         base = meaning if cross or not weights else 0.6 * lexical + 0.4 * meaning
+        if cross and names_all(latin, f"{unit.label} {unit.text}") == 1.0:
+            base = max(base, 0.5 + 0.2 * meaning)  # it names what the question names in Latin
         if asks.kind in ("any", "how") and len(toks - q_tokens) <= 1 and not unit.cells:
             base -= 0.2  # "Fixed in hotfix v2.3.1." only says the question back: it tells nothing
-        kind_ok = matches_kind(asks.kind, unit.text)
+        # "which customer reported …?": the record's first line names who, its summary what
+        kind_ok = matches_kind(asks.kind, unit.text) or (
+            bool(unit.record) and matches_kind(asks.kind, unit.record)
+        )
         if not kind_ok:
             base -= 0.25  # a "how many" that names no number does not answer it
         # the value asked about decides between rows that are otherwise about the question
@@ -264,6 +286,14 @@ def score_units(
         base -= 0.3 * min(len(missing), 2) + 0.15 * min(len(unnamed), 2)  # another ticket, office…
         if about:
             base += 0.15
+        if (
+            unit.record
+            and asks.kind != "who"
+            and not (
+                identifiers & _tokens(record_id, p.lang) or names & _tokens(unit.record, p.lang)
+            )
+        ):
+            base -= 0.3  # one case of a log, and the question names neither it nor its parties
         audience = unit_audience(unit.text, p.audience)
         if audience and not audience & asker:
             base -= 0.35  # a rule written for someone else
@@ -306,7 +336,7 @@ def _rescore(
 # ------------------------------------------------------------------------------ choosing
 
 
-def _similar(a: Scored, b: Scored) -> bool:
+def similar(a: Scored, b: Scored) -> bool:
     """Two units that say the same: most of their words, and the same figures."""
     if not a.tokens or not b.tokens:
         return a.unit.text == b.unit.text
@@ -396,6 +426,17 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         first = _extreme(asks, ranked, passages) or first
     chosen = [first]
     by_place = {(s.unit.passage, s.unit.order): s for s in ranked}
+    if first.unit.record and first.unit.text in first.unit.record:
+        # a log record's id line names the case; what it was about is said by the lines under it
+        record = first.unit.record
+        under = [by_place.get((first.unit.passage, first.unit.order + k)) for k in range(1, 6)]
+        lines = [
+            s
+            for s in takewhile(lambda s: s is not None and s.unit.record == record, under)
+            if s is not None and s.unit.text not in record
+        ]
+        if lines:
+            return lines[:MAX_UNITS]
     following = by_place.get((first.unit.passage, first.unit.order + 1))
     covered = set(first.tokens) | _tokens(first.unit.label, passages[first.unit.passage].lang)
     if (
@@ -405,7 +446,7 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         and following.unit.line in (first.unit.line, first.unit.line + 1)
         and following.tokens & (set(extract.weights) | first.tokens) - {"day", "days"}
         and following.score >= first.score * 0.5
-        and not _similar(following, first)
+        and not similar(following, first)
         and not asks.extreme
     ):
         chosen.append(following)
@@ -420,7 +461,7 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
     for s in ranked[1:]:
         if len(chosen) >= MAX_UNITS or s.score < first.score * 0.8:
             break
-        if any(_similar(s, c) for c in chosen):
+        if any(similar(s, c) for c in chosen):
             continue
         if (
             asks.quantity is not None
@@ -455,13 +496,22 @@ def _subject_tokens(s: Scored) -> set[str]:
     return {t for t in s.tokens if not re.fullmatch(r"[\d.,]+", t)}
 
 
+# Whether two sentences (in a language) say the same thing, by meaning; the offline reasoner
+# answers it with its sentence embedders.
+SameThing = Callable[[str, str, str], bool]
+
+
 def newest_first(
-    extract: Extract, asks: Asks, passages: Sequence[Passage], asker: frozenset[str]
+    extract: Extract,
+    asks: Asks,
+    passages: Sequence[Passage],
+    asker: frozenset[str],
+    same: SameThing | None = None,
 ) -> tuple[list[Scored], Sentence | None]:
     """The units of the answer, taken from the newer document where two conflict, and the note
     that names both."""
     chosen = choose(extract, asks, passages)
-    found = conflict(extract, chosen, passages, asker)
+    found = conflict(extract, chosen, passages, asker, same)
     if found is None:
         return chosen, None
     newer, older, note = found
@@ -473,22 +523,31 @@ def newest_first(
 
 
 def conflict(
-    extract: Extract, chosen: Sequence[Scored], passages: Sequence[Passage], asker: frozenset[str]
+    extract: Extract,
+    chosen: Sequence[Scored],
+    passages: Sequence[Passage],
+    asker: frozenset[str],
+    same: SameThing | None = None,
 ) -> tuple[Scored, Scored, Sentence] | None:
     """A note when another source gives a different value for the same thing in the same scope:
     a unit of another document with another date, for the same audience, that answers the same
     question about as well (the question's key terms alike, some of the same words), with a figure
-    in the same unit that differs. The newer document applies; the note names both, with dates."""
+    in the same unit that differs, and that says the same thing by meaning (``same``: the
+    certifications a department head approves above 1,000 EUR are not the expense claims above
+    5,000 EUR). A line of a log tells one case, no rule. The newer document applies; the note
+    names both, with dates."""
     for c in chosen:
         mine = passages[c.unit.passage]
         mine_figures = figure_units(c.unit.text)
-        if not mine_figures:
-            continue
+        if not mine_figures or c.unit.record:
+            continue  # what happened in one case of a log is no rule to disagree with
         mine_audience = unit_audience(c.unit.text, mine.audience)
         keys_c = {t for t in extract.weights if t in c.tokens}
         for s in extract.ranked:
             other = passages[s.unit.passage]
             if other.doc_id == mine.doc_id or s.score < c.score - 0.2 or not other.updated:
+                continue
+            if s.unit.record:
                 continue
             if other.updated[:10] == mine.updated[:10] or not mine.updated:
                 continue
@@ -505,6 +564,10 @@ def conflict(
             theirs = figure_units(s.unit.text)
             shared = [u for u in mine_figures if u in theirs]
             if not shared or all(mine_figures[u] == theirs[u] for u in shared):
+                continue
+            if same is not None and not (
+                mine.lang == other.lang and same(c.unit.text, s.unit.text, mine.lang)
+            ):
                 continue
             newer, older = (c, s) if mine.updated >= other.updated else (s, c)
             old_p, new_p = passages[older.unit.passage], passages[newer.unit.passage]
@@ -540,6 +603,8 @@ def heading(s: Scored, asks: Asks, extract: Extract, passage: Passage) -> str:
     in, the date a rule is for, the name the question asks about ("2.3.1 (2026-09-03) › Fixes",
     "Wednesday, 7 October") — else ''."""
     label, text = s.unit.label, s.unit.text
+    if s.unit.record and text not in s.unit.record:
+        return s.unit.record  # a line of a log means little without the case it is about
     if label and label.casefold() in text.casefold():
         label = ""
     if asks.versions and not versions(text) and not (label and versions(label)):

@@ -143,9 +143,11 @@ class FallbackReasoner:
         facts: Sequence[str],
         *,
         asker: frozenset[str] = frozenset(),
+        said: str = "",
     ) -> Draft:
         return await self._step(
-            "answer", lambda r: r.answer(question, subquestions, passages, facts, asker=asker)
+            "answer",
+            lambda r: r.answer(question, subquestions, passages, facts, asker=asker, said=said),
         )
 
     async def check(

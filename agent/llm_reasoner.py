@@ -284,9 +284,11 @@ class LLMReasoner:
         facts: Sequence[str],
         *,
         asker: frozenset[str] = frozenset(),
+        said: str = "",
     ) -> Draft:
         """Citations come back 1-based and leave 0-based. The passages are already scoped to the
-        asker's audience (the loop's scope step), so ``asker`` is not needed here."""
+        asker's audience (the loop's scope step), so ``asker`` is not needed here; the question
+        a follow-up became names what it asks, so ``said`` is not either."""
         reply = await self._ask(
             self.strong,
             AnswerReply,

@@ -91,6 +91,7 @@ class Run:
     tool_found: list[Passage] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # our own remarks for the answer (CRM access)
     lang: str = "en"
+    said: str = ""  # the previous answer, when this turn follows up on it
     trace: list[TraceStep] = field(default_factory=list)
     telemetry: TurnTelemetry | None = None  # the turn's span and metrics; None records nothing
 
@@ -162,6 +163,10 @@ class AnswerLoop(Workflow):
         run.lang = detect_lang(run.turn.text)
         # a short follow-up is read against the conversation before anything else sees it
         resolved = resolve(run.turn.text, run.turn.history)
+        if resolved.follow_up:
+            run.said = next(
+                (m.text for m in reversed(run.turn.history) if m.role == "assistant"), ""
+            )
         route = await self.reasoner.route(resolved.question, run.turn.history)
         run.route = route
         run.record("route", t0, decision=route.kind, reason=route.question)
@@ -497,7 +502,7 @@ class AnswerLoop(Workflow):
         asker = asked_for(run.question, frozenset().union(*(audiences_of(g) for g in readers)))
         draft = (
             await self.reasoner.answer(
-                run.question, run.subquestions, passages, run.facts, asker=asker
+                run.question, run.subquestions, passages, run.facts, asker=asker, said=run.said
             )
             if passages
             else Draft([], list(run.subquestions))

@@ -317,6 +317,27 @@ _NAME = re.compile(r"(?<![.!?:]\s)(?<=[\s(“\"'])(?:[A-ZÀ-ÖØ-ÞА-ЯІЇЄҐ
 _NOT_NAMES = {"I", "EUR", "USD", "OK", "PDF", "FAQ", "HR", "IT", "Q"}
 
 
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9&'-]*")
+
+
+def latin_names(question: str, lang: str) -> tuple[str, ...]:
+    """The words a question in a non-Latin script writes in Latin letters ("AI Reply Assist",
+    "Business"): product and plan names, written alike in a document in any language, so they
+    find and rank the document across languages where meaning alone is too weak."""
+    if lang not in ("uk", "ru", "zh", "ja"):
+        return ()
+    return tuple(dict.fromkeys(_LATIN_WORD.findall(question)))
+
+
+def names_all(names: tuple[str, ...], text: str) -> float:
+    """The share of ``names`` that ``text`` writes exactly so (case and all: "Business" the plan,
+    not "for business")."""
+    if not names:
+        return 0.0
+    found = [n for n in names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text)]
+    return len(found) / len(names)
+
+
 def required_terms(question: str, lang: str) -> tuple[frozenset[str], frozenset[str]]:
     """What an answer must mention: identifiers ("TCK-1130", "L4", "2.3.1") — a sentence without
     them is about another ticket, level or release, however close it sounds — and the names

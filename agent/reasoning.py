@@ -115,9 +115,12 @@ class Reasoner(Protocol):
         facts: Sequence[str],
         *,
         asker: frozenset[str] = frozenset(),
+        said: str = "",
     ) -> Draft:
         """Sentences, each citing the passages that support it. ``facts`` are tool results (CRM);
-        ``asker`` the audiences the asker belongs to (``agent/scope``), for the rule that applies."""
+        ``asker`` the audiences the asker belongs to (``agent/scope``), for the rule that applies;
+        ``said`` the previous answer when the question follows up on it, which asks for
+        something it did not say."""
         ...
 
     async def check(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agent.passages import Passage
+from ingest.chunk import is_record
 from ingest.languages import CJK
 from ingest.sentences import sentences
 
@@ -35,6 +36,7 @@ class Unit:
     cells: dict[str, str] = field(default_factory=dict)  # a table row: header → value
     sim: float | None = None  # closeness to the question by meaning, when known
     line: int = 0  # the line (paragraph, item or row) it belongs to
+    record: str = ""  # the record line it belongs to, in a log of records (one case, no rule)
 
     @property
     def quotable(self) -> bool:
@@ -82,8 +84,12 @@ def units_of(passage: Passage, index: int, sentence_model: str = "") -> list[Uni
     body = passage.body
     crumbs = [c.strip() for c in passage.breadcrumbs.split(">") if c.strip()]
     label = crumbs[-1] if len(crumbs) > 1 else ""
-    lines = [ln for ln in body.split("\n") if ln.strip()]
+    raw = body.split("\n")
+    lines = [ln for ln in raw if ln.strip()]
+    # a blank line ends a record: the paragraph after it is no longer about that case
+    after_blank = [k > 0 and not raw[k - 1].strip() for k, ln in enumerate(raw) if ln.strip()]
     out: list[Unit] = []
+    record = ""  # in a log, the lines under a record's first line belong to that record
     for n, line in enumerate(lines):
         following = lines[n + 1] if n + 1 < len(lines) else ""
         cells = row_cells(line)
@@ -91,9 +97,13 @@ def units_of(passage: Passage, index: int, sentence_model: str = "") -> list[Uni
             out.append(Unit(line.strip(), index, len(out), "row", label, cells, line=n))
             continue
         if _is_label(line.strip(), following):
-            label = line.strip()
+            label, record = line.strip(), ""
             out.append(Unit(line.strip(), index, len(out), "label", label, line=n))
             continue
+        if is_record(line):
+            record = line.strip()
+        elif after_blank[n]:
+            record = ""
         item = bool(_ITEM.match(line))
         for k, sentence in enumerate(sentences(line)):
             text = _ITEM.sub("", sentence) if item and k == 0 else sentence
@@ -104,7 +114,7 @@ def units_of(passage: Passage, index: int, sentence_model: str = "") -> list[Uni
                 if item
                 else "sentence"
             )
-            out.append(Unit(text.strip(), index, len(out), kind, label, line=n))
+            out.append(Unit(text.strip(), index, len(out), kind, label, line=n, record=record))
     # the per-sentence similarities were computed over sentences(body), which is this order
     sims = passage.scores.sentence_cosines.get(sentence_model) if sentence_model else None
     flat = sentences(body)

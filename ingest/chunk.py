@@ -22,6 +22,44 @@ _CJK = CJK_CHARS
 _TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 
 
+# "TCK-1103 | 2026-09-08 | 4502 (Brightline Logistics GmbH) | Jonas Richter | P2 | resolved"
+_FIELD_SEP = re.compile(r"\s+\|\s+")
+_ENDS = re.compile(r"[.!?。！？:;)\]]$")
+
+
+def is_record(line: str) -> bool:
+    """A record's first line in a plain-text log: three or more short fields between pipes
+    ("ID | opened | customer | reporter | …"). The lines under it, up to a blank line, say more
+    about that record, so a chunk keeps them together and an answer reads them with it."""
+    fields = _FIELD_SEP.split(line.strip())
+    return len(fields) >= 3 and all(0 < len(f) <= 60 for f in fields) and not _ENDS.search(line)
+
+
+def _records_whole(
+    text: str, units: list[tuple[int, int]], max_tokens: int
+) -> list[tuple[int, int]]:
+    """Join a record's first line with the lines under it (up to a blank line) into one unit of
+    packing, when they fit in a chunk: a chunk boundary never parts a case from its id."""
+    out: list[tuple[int, int]] = []
+    k = 0
+    while k < len(units):
+        start, end = units[k]
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", start)
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
+        k += 1
+        if text[line_start:start].strip() == "" and is_record(line):
+            while (
+                k < len(units)
+                and "\n\n" not in text[end : units[k][0]]
+                and count_tokens(text[start : units[k][1]]) <= max_tokens
+            ):
+                end = units[k][1]
+                k += 1
+        out.append((start, end))
+    return out
+
+
 def count_tokens(text: str) -> int:
     """Words for space-separated scripts; one per character for Chinese and Japanese."""
     return len(_TOKEN.findall(text))
@@ -139,6 +177,7 @@ def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
             units.append(span)
         else:  # one overlong sentence: cut it every `overlap` tokens so the overlap still works
             units.extend(_hard_split(text, span, overlap or max_tokens))
+    units = _records_whole(text, units, max_tokens)
     sizes = [count_tokens(text[s:e]) for s, e in units]
     chunks: list[str] = []
     start = fresh = 0  # first unit of the chunk (maybe repeated) / first unit not yet in a chunk

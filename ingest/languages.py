@@ -79,10 +79,6 @@ def _uk_lemma(word: str) -> str:
     return simplemma.lemmatize(word, lang="uk")
 
 
-def _words(text: str, lang: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
 def tokenize(text: str, lang: str | None = None) -> list[str]:
     """Lower-cased, stemmed (or segmented) content words; mixed-script text is handled per word."""
     text = fold_versions(text)
@@ -100,16 +96,19 @@ def tokenize(text: str, lang: str | None = None) -> list[str]:
         pieces = [p.strip().lower() for p in _jieba().lcut_for_search(text)]
         words = [w for p in pieces if p for w in _WORD.findall(p)]
     else:
-        words = _words(text, lang)
+        # the case is kept for the Ukrainian lemmatizer, which tells a name by its capital:
+        # "Київ" is Kyiv, "київ" a form of "кий" (a cue)
+        words = _WORD.findall(text)
     en, ru = _stemmer("en"), _stemmer("ru")
-    for w in words:
+    for cased in words:
+        w = cased.lower()
         if _CJK.search(w):
             if w not in STOPWORDS["zh"]:
                 tokens.append(w)
         elif _CYRILLIC.search(w):
             if lang == "uk" or _UK_ONLY.search(w):
                 if w not in STOPWORDS["uk"]:
-                    tokens.append(_uk_lemma(w))
+                    tokens.append(_uk_lemma(cased).lower())
             elif w not in STOPWORDS["ru"]:
                 tokens.append(ru.stemWord(w))
         elif w not in STOPWORDS["en"]:

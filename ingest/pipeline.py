@@ -30,8 +30,8 @@ from ingest.sparse import BM25Encoder, record_in
 # Changes whenever files are read or cut differently (parsing, sentences, chunk payload), so an
 # upgrade re-reads every file on the next ingest instead of keeping chunks made the old way.
 READER_VERSION = (
-    "2026-12b: whole paragraphs, table rows, PDF schedules as list items, one sentence splitter, "
-    "one CJK range, audience"
+    "2026-12d: whole paragraphs, table rows, PDF schedules as list items, log records kept "
+    "whole, one sentence splitter, one CJK range, audience, Ukrainian names lemmatized by case"
 )
 
 

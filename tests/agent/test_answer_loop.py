@@ -174,15 +174,15 @@ def test_golden_set_floors(handbook_deps):
     print(report.failures())
     assert m["recall@5"] >= 0.93
     assert m["mrr@10"] >= 0.88
-    assert m["citation_accuracy"] >= 0.87  # 0.926 measured
+    assert m["citation_accuracy"] >= 0.92  # 0.953 measured
     assert m["refusal_accuracy"] >= 0.89  # 0.926
-    assert m["over_refusal"] <= 0.15  # 0.139
-    assert m["key_fact_coverage"] >= 0.71  # 0.743
+    assert m["over_refusal"] <= 0.11  # 0.083
+    assert m["key_fact_coverage"] >= 0.79  # 0.826
     full = asyncio.run(run_eval(build_assistant(handbook_deps), golden, lookup)).metrics
-    assert full["citation_accuracy"] >= 0.84  # 0.875
-    assert full["refusal_accuracy"] >= 0.89  # 0.929
-    assert full["over_refusal"] <= 0.15  # 0.131
-    assert full["key_fact_coverage"] >= 0.69  # 0.738
+    assert full["citation_accuracy"] >= 0.88  # 0.906
+    assert full["refusal_accuracy"] >= 0.92  # 0.952
+    assert full["over_refusal"] <= 0.11  # 0.087
+    assert full["key_fact_coverage"] >= 0.77  # 0.803
 
 
 def test_a_channel_of_employees_and_contractors_gets_each_rule_labelled(assistant):
@@ -314,3 +314,79 @@ def test_up_to_what_amount_is_answered_by_the_row_that_stops_there(assistant):
     a = ask(assistant, "bob", "Up to what amount does an expense claim need no manager approval?")
     assert a.status == "answered"
     assert a.text.startswith("Claim amount: Up to 500 EUR"), a.text
+
+
+def test_a_line_of_a_log_is_quoted_with_the_record_it_belongs_to(assistant):
+    """The company that opened a ticket is a field of the record's first line; the line that
+    matches the question is its summary, which names no one."""
+    a = ask(
+        assistant, "bob", "Which company opened the ticket about duplicate Slack notifications?"
+    )
+    assert a.status == "answered"
+    assert "Kestrel Games" in a.text and a.text.startswith("TCK-1090 |"), a.text
+
+
+def test_rules_about_different_things_get_no_conflict_note(assistant):
+    """The benefits overview's certifications above 1,000 EUR and the expense policy's claims
+    above 5,000 EUR share the words around their amounts but are not the same rule."""
+    a = ask(
+        assistant,
+        "dave",
+        "Above what amount does a certification need the department head's approval?",
+    )
+    assert a.status == "answered" and "1,000 EUR" in a.text
+    assert "newer" not in a.text and "Note" not in a.text, a.text
+
+
+def test_the_bounded_range_that_holds_the_amount_beats_an_open_one_of_another_table(assistant):
+    """12,000 EUR lies in the purchasing policy's "10,001 - 50,000" row and in the expense
+    policy's "Above 5,000 EUR" row; the bounded range is the rule written for that amount."""
+    a = ask(
+        assistant,
+        "bob",
+        "An agency will film a product video for about 12,000 EUR net. Who needs to approve the PO?",
+    )
+    assert a.status == "answered"
+    assert "Department head and CFO" in a.text and "Claim amount" not in a.text, a.text
+
+
+def test_a_record_asked_for_by_its_id_is_answered_with_what_it_says(assistant):
+    """The record's id line matches best and names the case; the lines under it say what it was
+    about, and a priority the question does not name (P3) does not head every record."""
+    a = ask(assistant, "bob", "What was ticket TCK-1095 about?")
+    assert a.status == "answered"
+    assert a.text.startswith("TCK-1095 |") and "SLA dashboard" in a.text, a.text
+
+
+def conversation(assistant, user: str, *questions: str):
+    history: tuple[Message, ...] = ()
+    answer = None
+    for q in questions:
+        answer = ask(assistant, user, q, history=history)
+        history += (Message("user", q), Message("assistant", answer.text))
+    return answer
+
+
+def test_a_follow_up_is_answered_by_what_the_previous_answer_did_not_say(assistant):
+    """ "And once I have worked here for five years?" keeps the entitlement's words, so the 25
+    days just given (from either source) match it best; the long-service rule states the five
+    years and is the answer."""
+    a = conversation(
+        assistant,
+        "wei",
+        "How many vacation days do full-time staff get per year?",
+        "And once I have worked here for five years?",
+    )
+    assert a.status == "answered" and "27 days" in a.text, a.text
+
+
+def test_a_follow_up_the_previous_answer_already_answers_gets_it_again(assistant):
+    """The example quoted for "who books my flights?" is about booking a cheaper flight oneself:
+    it says more of the follow-up's own words than the booking rule does."""
+    a = conversation(
+        assistant,
+        "erin",
+        "Who books my flights when I travel for a project?",
+        "And if I find a cheaper flight and book it myself?",
+    )
+    assert a.status == "answered" and "Not reimbursed" in a.text, a.text

@@ -226,3 +226,31 @@ def test_empty_sections_and_documents():
 def test_overlap_must_be_smaller_than_chunks():
     with pytest.raises(ValueError):
         chunk_document(make_doc([]), max_tokens=40, overlap=40)
+
+
+def test_a_log_record_is_never_parted_from_its_first_line():
+    """A plain-text log: each record is an id line of fields between pipes, then lines about it
+    up to a blank line. A chunk boundary falls between records, so every summary and note is
+    read with the id, customer and status of the case it is about."""
+    records = [
+        f"TCK-{1000 + i} | 2026-09-{i + 1:02d} | {4000 + i} (Customer {i} Ltd) | Person {i} | P3 | "
+        f"resolved\nSummary: Problem number {i} reported by the customer today.\n"
+        f"Notes: Fixed after a long investigation of problem {i} by the team."
+        for i in range(12)
+    ]
+    doc = make_doc([Section(["Log"], "\n\n".join(records))])
+    chunks = chunk_document(doc, max_tokens=80, overlap=20)
+    assert len(chunks) > 3
+    for chunk in chunks:
+        lines = [ln for ln in body(chunk).split("\n") if ln.strip()]
+        assert re.match(r"TCK-\d+ \| ", lines[0]), lines[0]  # starts with a record's id line
+        for n in re.findall(r"Summary: Problem number (\d+)", body(chunk)):
+            assert f"TCK-{1000 + int(n)} | " in body(chunk)
+
+
+def test_is_record_wants_three_short_fields_between_pipes():
+    from ingest.chunk import is_record
+
+    assert is_record("TCK-1103 | 2026-09-08 | 4502 (Brightline Logistics GmbH) | Jonas | P2")
+    assert not is_record("Use a | b for alternatives.")
+    assert not is_record("Summary: CSV export times out for large ticket volumes.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.languages import detect_lang
+from ingest.languages import detect_lang, tokenize
 
 
 @pytest.mark.parametrize(
@@ -37,3 +37,10 @@ def test_questions_in_other_languages_are_not_english(text, lang):
 )
 def test_english_questions_stay_english_despite_foreign_names(text):
     assert detect_lang(text) == "en"
+
+
+def test_a_ukrainian_name_is_one_lower_cased_lemma_in_every_case():
+    """The lemmatizer tells "Київ" (Kyiv) from "київ" (a form of "кий", a cue) by its capital:
+    every form of the city is one term, lower-cased like every other term."""
+    assert tokenize("Київ", "uk") == tokenize("Києві", "uk") == tokenize("Києва", "uk") == ["київ"]
+    assert tokenize("Години роботи", "uk") == ["година", "робота"]

@@ -1,0 +1,61 @@
+"""Whether the best unit answers the question, on hand-made extracts (no models)."""
+
+from __future__ import annotations
+
+from agent.extract import Extract, Scored
+from agent.offline import OfflineReasoner
+from agent.questions import asks
+from agent.terms import TermStats
+from agent.units import Unit
+
+QUESTION = "What bonus do I get if a person I recommended is hired?"
+
+
+def answers(score: float, meaning: float) -> bool:
+    unit = Unit("For every referred candidate we hire, you receive a bonus.", 0, 0, "sentence")
+    toks = frozenset({"bonus", "hire", "refer", "candid", "receiv"})
+    best = Scored(unit, score, 0.6, meaning, toks, context=toks)
+    extract = Extract(
+        [],
+        [best],
+        {"bonus": 4.0, "person": 2.0, "hire": 3.0},
+        unseen=0.34,  # "recommended": no document uses it
+        unseen_words=["recommended"],
+        question=QUESTION,
+        asked={"bonus": 4.0, "person": 2.0, "hire": 3.0, "recommend": 4.7},
+    )
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts([unit.text]))
+    return reasoner._answers(extract, asks(QUESTION))
+
+
+def test_a_unit_close_in_meaning_says_the_unseen_word_in_its_own_words():
+    """ "referred" says "recommended": the sentence is close to the question in meaning, so the
+    word no document uses costs it little."""
+    assert answers(score=0.52, meaning=0.65)
+
+
+def test_a_unit_far_in_meaning_pays_for_the_unseen_word():
+    assert not answers(score=0.52, meaning=0.2)
+
+
+def says(text: str, context: set[str], meaning: float) -> bool:
+    question = "Who has to approve a salary offer above the band maximum?"
+    unit = Unit(text, 0, 0, "sentence")
+    weights = {"approv": 1.5, "salari": 2.0, "offer": 2.7, "abov": 2.5, "band": 2.7}
+    best = Scored(unit, 0.6, 0.35, meaning, frozenset(context), context=frozenset(context))
+    extract = Extract([], [best], weights, 0.0, question=question, asked=weights)
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts([text]))
+    return reasoner._answers(extract, asks(question))
+
+
+def test_a_unit_sharing_two_small_words_of_the_question_and_far_in_meaning_does_not_answer():
+    """An expense rule ("Requests above 1,000 EUR are approved by …") shares "above" and
+    "approve" with a question about salary offers: a third of its weight, and another subject."""
+    text = "Requests above 1,000 EUR are approved by the engaging manager and then by Finance."
+    assert not says(text, {"abov", "approv", "request", "manag"}, meaning=0.33)
+    assert says(text, {"abov", "approv", "request", "manag"}, meaning=0.7)  # a paraphrase
+    # two of five words (and the two weightiest), a little closer: "Rail: 2nd class." for a
+    # train ride is the kind of answer this must leave alone
+    assert says(text, {"abov", "approv", "offer"}, meaning=0.42)
+    full = {"abov", "approv", "salari", "offer", "band"}
+    assert says("Offers above the band maximum are approved by the CFO.", full, meaning=0.33)

@@ -1,0 +1,92 @@
+"""When two sources disagree: only the same thing, in the same scope, by meaning (no models)."""
+
+from __future__ import annotations
+
+from agent.extract import conflict, score_units
+from agent.passages import Passage
+from agent.questions import asks
+from agent.terms import TermStats
+
+EVERYONE = frozenset({"employees", "contractors"})
+
+
+def passage(doc: str, title: str, updated: str, body: str, crumbs: str = "") -> Passage:
+    breadcrumbs = crumbs or title
+    return Passage(
+        doc_id=doc,
+        chunk_id=f"{doc}#0",
+        parent_id=doc,
+        title=title,
+        breadcrumbs=breadcrumbs,
+        text=f"{breadcrumbs}\n\n{body}",
+        source=doc,
+        link="",
+        anchor="",
+        page=None,
+        updated=updated,
+        owner="",
+        lang="en",
+        score=1.0,
+    )
+
+
+POLICY = passage(
+    "finance/claims.md",
+    "Claims Policy",
+    "2025-09-01",
+    "Claims above 5,000 EUR are approved by the department head and Finance.",
+)
+LOG = passage(
+    "support/log.txt",
+    "Case Log",
+    "2026-10-06",
+    "CASE-17 | 2026-09-02 | 4100 (Acme Ltd) | Ann Lee | P3 | resolved\n"
+    "Summary: Refund request for an annual plan.\n"
+    "Notes: Claims above 1,000 EUR are approved by the department head and Finance.",
+)
+NEWER_POLICY = passage(
+    "finance/claims-2026.md",
+    "Claims Policy 2026",
+    "2026-02-01",
+    "Claims above 1,000 EUR are approved by the department head and Finance.",
+)
+
+
+def found(question: str, passages: list[Passage], same=None):
+    stats = TermStats.from_texts([p.text for p in passages])
+    extract = score_units(question, asks(question), passages, stats, EVERYONE)
+    if same is None:
+        return conflict(extract, extract.ranked[:1], passages, EVERYONE)
+    return conflict(extract, extract.ranked[:1], passages, EVERYONE, same)
+
+
+QUESTION = "Above what amount do claims need the department head and Finance?"
+
+
+def test_two_policies_with_different_amounts_for_the_same_rule_conflict():
+    newer, older, note = found(QUESTION, [POLICY, NEWER_POLICY])
+    assert "5,000 EUR" in note.text and "Claims Policy 2026" in note.text
+    assert note.sources == [0, 1]
+
+
+def test_a_case_in_a_log_is_no_rule_and_never_conflicts_with_one():
+    """The log's note repeats the policy's words with another amount: it tells what happened in
+    one case (under its record line), which overrides no policy however new the log is."""
+    assert found(QUESTION, [POLICY, LOG]) is None
+    assert found(QUESTION, [LOG, POLICY]) is None
+
+
+def test_rules_that_do_not_say_the_same_thing_by_meaning_do_not_conflict():
+    assert found(QUESTION, [POLICY, NEWER_POLICY], same=lambda a, b, lang: False) is None
+    assert found(QUESTION, [POLICY, NEWER_POLICY], same=lambda a, b, lang: True) is not None
+
+
+def test_the_lines_under_a_record_belong_to_it_up_to_a_blank_line():
+    from agent.units import units_of
+
+    body = LOG.body + "\n\nEnd of export. Maintained by Support Operations."
+    units = units_of(passage("support/log.txt", "Case Log", "2026-10-06", body), 0)
+    by_text = {u.text: u.record for u in units}
+    first = "CASE-17 | 2026-09-02 | 4100 (Acme Ltd) | Ann Lee | P3 | resolved"
+    assert by_text["Summary: Refund request for an annual plan."] == first
+    assert by_text["End of export."] == ""

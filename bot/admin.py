@@ -195,10 +195,11 @@ def table(
         for c, cell in zip(columns, cells, strict=True):
             raw = values.get(c.key)
             data = f' data-v="{e(raw)}"' if raw is not None else ' data-v=""'
-            tds.append(f"<td{data}{' class=num' if c.numeric else ''}>{cell}</td>")
+            label = f' data-label="{e(c.label)}"'
+            tds.append(f"<td{data}{label}{' class=num' if c.numeric else ''}>{cell}</td>")
         body.append(f"<tr>{''.join(tds)}</tr>")
     return (
-        f'<div class="scroll"><table class="data"><thead><tr>{"".join(head)}</tr></thead>'
+        f'<div class="scroll"><table class="data cards"><thead><tr>{"".join(head)}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
@@ -216,12 +217,12 @@ def select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: st
 W, H, LEFT, BOTTOM, TOP = 720, 200, 40, 22, 10
 
 
-def _axis(top: float, days: Sequence[str], unit: str = "") -> str:
+def _axis(top: float, days: Sequence[str]) -> str:
     parts = []
-    for i in range(4):
-        v = top * i / 3
-        y = H - BOTTOM - (H - BOTTOM - TOP) * i / 3
-        label = f"{v:.0f}{unit}" if top >= 3 or i in (0, 3) else ""
+    for i in range(3):
+        v = top * i / 2
+        y = H - BOTTOM - (H - BOTTOM - TOP) * i / 2
+        label = f"{v:g}"
         parts.append(
             f'<line class="grid" x1="{LEFT}" x2="{W}" y1="{y:.1f}" y2="{y:.1f}"/>'
             f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{label}</text>'
@@ -239,10 +240,11 @@ def _axis(top: float, days: Sequence[str], unit: str = "") -> str:
 
 
 def _nice(top: float) -> float:
-    if top <= 3:
-        return 3.0
+    """A round top for the axis, so its middle line is round too."""
+    if top <= 2:
+        return 2.0
     magnitude = 10 ** math.floor(math.log10(top))
-    for m in (1, 1.5, 2, 3, 5, 10):
+    for m in (1, 2, 4, 6, 8, 10):
         if m * magnitude >= top:
             return float(m * magnitude)
     return top
@@ -308,7 +310,7 @@ def line_chart(
     return (
         f'<figure class="chart"><figcaption>{e(label)}<span class="legend">{legend}</span>'
         f'</figcaption><svg viewBox="0 0 {W} {H}" role="img" aria-label="{e(label)}">'
-        f"{_axis(top, days, ' ms')}{''.join(lines)}</svg></figure>"
+        f"{_axis(top, days)}{''.join(lines)}</svg></figure>"
     )
 
 
@@ -557,7 +559,9 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
             return unavailable(session, "feedback", "Feedback")
         filters = (
             '<form class="filters" method="get" action="/admin/feedback">'
-            + select("vote", "Vote", [("", "All"), ("up", "👍 Helpful"), ("down", "👎 Not")], vote)
+            + select(
+                "vote", "Vote", [("", "All"), ("up", "Helpful"), ("down", "Not helpful")], vote
+            )
             + select("reason", "Reason", [("", "All"), *REASONS.items()], reason)
             + '<button type="submit">Filter</button></form>'
         )
@@ -598,7 +602,7 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
                 "No feedback matches" if query else "No feedback yet",
                 "Try another filter."
                 if query
-                else "When people press 👍 or 👎 under an answer, their votes and reasons appear here.",
+                else "When people rate an answer (👍 / 👎), their votes and reasons appear here.",
             )
         )
         body = (
@@ -734,8 +738,10 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
                         ("Unknown", "s-unknown", unknown),
                     ],
                 )
-                + bar_chart("Feedback", days, [("👍", "s-up", up), ("👎", "s-down", down)])
-                + line_chart("Latency", days, [("p50", "s-p50", p50), ("p95", "s-p95", p95)])
+                + bar_chart(
+                    "Feedback", days, [("Helpful", "s-up", up), ("Not helpful", "s-down", down)]
+                )
+                + line_chart("Latency (ms)", days, [("p50", "s-p50", p50), ("p95", "s-p95", p95)])
                 + "</div>"
             )
         body = (
@@ -761,9 +767,9 @@ def _sort(request: web.Request) -> dict[str, str]:
 
 
 def _vote(vote: str) -> str:
-    return (
-        '<span class="vote up">👍</span>' if vote == "up" else '<span class="vote down">👎</span>'
-    )
+    if vote == "up":
+        return '<span class="pill vote pill-answered">Helpful</span>'
+    return '<span class="pill vote pill-error">Not helpful</span>'
 
 
 def _doc_of(entry: str) -> str:
@@ -889,23 +895,31 @@ async def render_xray(
             fallback_cell = (
                 f'<span class="pill pill-partial">{e(fallback)}</span>' if fallback else ""
             )
+            reason = s.get("reason")
+            decision = e(s.get("decision", "")) + (
+                f'<div class="muted">{e(reason)}</div>' if reason else ""
+            )
+            cells = [
+                ("Round", e(s.get("round", "")), True),
+                ("Step", f"<strong>{e(s.get('step', ''))}</strong>", False),
+                ("Decision", decision, False),
+                ("Queries", _list(shown_queries), False),
+                ("Passages", e(s.get("hits", 0)), True),
+                ("Kept", _list(shown_kept, "kept"), False),
+                ("Dropped", _list(shown_dropped, "dropped"), False),
+                ("LLM fallback", fallback_cell, False),
+                ("Time", f"<span>{millis(ms)}{bar}</span>", True),
+            ]
             rows.append(
                 "<tr>"
-                f'<td class="num">{e(s.get("round", ""))}</td>'
-                f"<td><strong>{e(s.get('step', ''))}</strong></td>"
-                f"<td>{e(s.get('decision', ''))}"
-                + (f'<div class="muted">{e(s.get("reason"))}</div>' if s.get("reason") else "")
-                + "</td>"
-                f"<td>{_list(shown_queries)}</td>"
-                f'<td class="num">{e(s.get("hits", 0))}</td>'
-                f"<td>{_list(shown_kept, 'kept')}</td>"
-                f"<td>{_list(shown_dropped, 'dropped')}</td>"
-                f"<td>{fallback_cell}</td>"
-                f'<td class="num">{millis(ms)}{bar}</td>'
-                "</tr>"
+                + "".join(
+                    f'<td data-label="{label}"{" class=num" if num else ""}>{cell}</td>'
+                    for label, cell, num in cells
+                )
+                + "</tr>"
             )
         tr += (
-            '<div class="scroll"><table class="data steps"><thead><tr>'
+            '<div class="scroll"><table class="data cards steps"><thead><tr>'
             "<th>Round</th><th>Step</th><th>Decision</th><th>Queries</th>"
             '<th class="num">Passages</th><th>Kept</th><th>Dropped</th><th>LLM fallback</th>'
             '<th class="num">Time</th></tr></thead><tbody>'

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import web
+from redis.exceptions import RedisError
 
 from agent.traces import TraceRecord, TraceStore
 from bot.admin_access import ADMIN_COMMANDS, SESSION_COOKIE, AdminAccess, Session
@@ -163,12 +164,15 @@ def table(
     rows: Sequence[tuple[Mapping[str, Any], list[str]]],
     query: Mapping[str, str],
     default: str,
+    newest_first: bool = True,
 ) -> str:
-    """Rows (sort values, cell HTML) sorted as the query asks; headers are links that sort."""
+    """Rows (sort values, cell HTML) sorted as the query asks, else by ``default`` (descending
+    when ``newest_first``); headers are links that sort."""
     keys = {c.key for c in columns}
     sort = query.get("sort", default)
     sort = sort if sort in keys else default
-    desc = query.get("dir", "desc" if sort == default else "asc") == "desc"
+    first = "desc" if sort == default and newest_first else "asc"
+    desc = query.get("dir", first) == "desc"
 
     def value(row: Mapping[str, Any]) -> tuple[int, Any]:
         v = row.get(sort)
@@ -342,6 +346,10 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
                     hint="Ask the person who runs Footnote to add you to an admin group.",
                 )
             assert isinstance(session, Session)
+            if await access.revoked(session):
+                return message(
+                    "Sign in", "This session has ended. Sign in again.", 401, hint=HOW_TO_SIGN_IN
+                )
             return await handler(request, session)
 
         return wrapper
@@ -442,6 +450,10 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
         form = await request.post()
         if form.get("csrf") != session.csrf:
             return message("Request refused", "This form has expired; reload the page.", 403)
+        try:
+            await access.revoke(session)
+        except (RedisError, OSError):
+            return message("Sign-out failed", "Redis is not answering; try again.", 503)
         response = message("Signed out", "You are signed out of the admin page.", 200)
         response.del_cookie(SESSION_COOKIE, path="/admin")
         return response
@@ -651,7 +663,7 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
             for s in found
         ]
         listing = (
-            table(columns, rows, _sort(request), "name")
+            table(columns, rows, _sort(request), "name", newest_first=False)
             if rows
             else empty(
                 "No sources configured",

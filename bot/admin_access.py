@@ -10,7 +10,8 @@
    fails — and sets a session cookie (HttpOnly, SameSite=Strict, Secure when the public URL is
    https, path ``/admin``) valid for ``FOOTNOTE_SERVER__ADMIN_SESSION_TTL_S`` (8 h).
 3. Every request re-reads the person from the directory: someone who left the admin group is
-   out at their next click. Every POST carries a CSRF token bound to the session.
+   out at their next click. Every POST carries a CSRF token bound to the session. Signing out
+   revokes the session in Redis until it would have expired, so a copied cookie dies with it.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ def is_admin_request(text: str) -> bool:
 class Session:
     person: Person
     csrf: str  # the token every POST of this session must carry
+    session_id: str = ""
+    expires: float = 0.0
 
 
 class AdminAccess:
@@ -84,6 +87,7 @@ class AdminAccess:
         self.directory = directory
         self.admin_groups = frozenset(admin_groups)
         self.redis, self.used_prefix = redis, redis_prefix + "admin-link-used:"
+        self.revoked_prefix = redis_prefix + "admin-session-revoked:"
         self.link_ttl_s, self.session_ttl_s = link_ttl_s, session_ttl_s
         self.clock = clock
 
@@ -191,7 +195,18 @@ class AdminAccess:
         person = self.admin(claims["sub"])
         if person is None:
             return "not_admin"
-        return Session(person, self.csrf(claims["jti"]))
+        return Session(person, self.csrf(claims["jti"]), claims["jti"], float(claims["exp"]))
+
+    async def revoked(self, session: Session) -> bool:
+        """Whether the session was signed out; when Redis cannot say, it counts as signed out."""
+        try:
+            return bool(await self.redis.exists(self.revoked_prefix + session.session_id))
+        except (RedisError, OSError):
+            return True
+
+    async def revoke(self, session: Session) -> None:
+        ttl = max(1, int(session.expires - self.clock()) + LEEWAY_S)
+        await self.redis.set(self.revoked_prefix + session.session_id, "1", ex=ttl)
 
     def csrf(self, session_id: str) -> str:
         return hmac.new(self._csrf_key, session_id.encode(), hashlib.sha256).hexdigest()[:32]

@@ -228,9 +228,15 @@ async def test_sign_out_needs_the_csrf_token(admin):
     await admin.page("/admin")  # still signed in
     token = re.search(r'name="csrf" value="([0-9a-f]{32})"', await admin.page("/admin"))
     assert token
+    copied = admin.client.session.cookie_jar.filter_cookies(admin.client.make_url("/admin"))
     r = await admin.client.post("/admin/signout", data={"csrf": token[1]}, allow_redirects=False)
     assert r.status == 200 and r.cookies[SESSION_COOKIE].value == ""
     await admin.page("/admin", 401)
+    # the cookie copied before signing out is dead too
+    admin.client.session.cookie_jar.update_cookies(
+        {SESSION_COOKIE: copied[SESSION_COOKIE].value}, admin.client.make_url("/admin")
+    )
+    assert "session has ended" in await admin.page("/admin", 401)
 
 
 async def test_pages_forbid_framing_scripts_from_elsewhere_and_referrers(admin):

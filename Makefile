@@ -8,7 +8,7 @@ LOCK ?= requirements-dev.lock
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast test-llm lint bench lock size
+.PHONY: install demo test test-fast test-llm lint bench lock size browser screenshots
 
 install: $(VENV)/.installed
 
@@ -39,13 +39,29 @@ test-llm: $(VENV)/.installed-llm
 demo: install
 	$(VENV)/bin/footnote demo
 
-# The whole suite, models included (tests/conftest.py says how a test is marked `models`).
-test: install
+# The whole suite, models and the browser included (tests/conftest.py says how a test is marked
+# `models`).
+test: install browser
 	$(PY) -m pytest -q -p no:cacheprovider
 
-# Everything that loads no embedding model: under a minute, for the edit-test loop.
+# Everything that loads no embedding model and needs no browser: under a minute, for the
+# edit-test loop.
 test-fast: install
-	$(PY) -m pytest -q -p no:cacheprovider -m "not models and not llm"
+	$(PY) -m pytest -q -p no:cacheprovider -m "not models and not llm and not browser"
+
+# Debian's chromium and its driver, for the admin page's browser test (tests/browser): installed
+# once per machine through apt (the package mirror works offline); no browser download.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; else \
+		echo "installing chromium and chromium-driver (apt)"; \
+		$(SUDO) apt-get install -y -q chromium chromium-driver >/dev/null \
+		|| { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver; }; \
+	fi
+
+# The admin page's screenshots in docs/admin/ (the README shows them), from the browser test.
+screenshots: install browser
+	FOOTNOTE_SCREENSHOTS=docs/admin $(PY) -m pytest -q -p no:cacheprovider -m browser tests/browser
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -108,6 +109,7 @@ class Assistant:
     async def answer(self, turn: Turn, progress: Progress | None = None) -> Answer:
         if not turn.text.strip():
             return Answer(say("en", "empty_question"), "rejected")
+        started = time.perf_counter()
         lang = detect_lang(turn.text)
         if len(turn.text) > self.max_question_chars:
             text = say(lang, "too_long", n=len(turn.text), limit=self.max_question_chars)
@@ -129,7 +131,8 @@ class Assistant:
                 )
             if turn.member_groups and answer.status in ("answered", "partial", "unknown"):
                 answer.private_note = await asyncio.to_thread(self._dm_hint, turn, answer)
-            await asyncio.to_thread(self.traces.save, turn, answer)
+            elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
+            await asyncio.to_thread(self.traces.save, turn, answer, elapsed_ms)
             span.finish(answer)
         return answer
 

@@ -22,17 +22,24 @@ TraceRecord = dict[str, Any]
 
 
 class TraceStore(Protocol):
-    def save(self, turn: Turn, answer: Answer) -> None: ...
+    def save(self, turn: Turn, answer: Answer, ms: float | None = None) -> None: ...
 
     def recent(self, limit: int = 20) -> list[TraceRecord]: ...
 
+    def find(self, turn_id: str) -> TraceRecord | None:
+        """One turn's trace, while the store still keeps it."""
+        ...
 
-def _record(turn: Turn, answer: Answer) -> TraceRecord:
-    # Ids, decisions and timings only: the question is kept, document text and secrets are not.
+
+def _record(turn: Turn, answer: Answer, ms: float | None) -> TraceRecord:
+    # Ids, decisions and timings only: the question is kept, document text and secrets are not
+    # (a check step's dropped sentences quote documents; the admin page shows them only to
+    # readers of those documents).
     return {
         "turn_id": turn.turn_id,
         "user": turn.user_id,
         "at": time.time(),
+        "ms": ms,  # the whole turn, wall clock (steps may overlap, so their sum is not it)
         "question": turn.text,
         "status": answer.status,
         "summary": answer.trace_summary(),
@@ -51,10 +58,10 @@ class SqliteTraceStore:
                 "CREATE TABLE IF NOT EXISTS traces (n INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT)"
             )
 
-    def save(self, turn: Turn, answer: Answer) -> None:
+    def save(self, turn: Turn, answer: Answer, ms: float | None = None) -> None:
         with self._lock, self._db:
             self._db.execute(
-                "INSERT INTO traces (data) VALUES (?)", (json.dumps(_record(turn, answer)),)
+                "INSERT INTO traces (data) VALUES (?)", (json.dumps(_record(turn, answer, ms)),)
             )
             self._db.execute(
                 "DELETE FROM traces WHERE n <= (SELECT MAX(n) FROM traces) - ?", (self.keep,)
@@ -66,16 +73,25 @@ class SqliteTraceStore:
         ).fetchall()
         return [json.loads(r[0]) for r in rows]
 
+    def find(self, turn_id: str) -> TraceRecord | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT data FROM traces WHERE json_extract(data, '$.turn_id') = ?"
+                " ORDER BY n DESC LIMIT 1",
+                (turn_id,),
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
 
 class RedisTraceStore:
     def __init__(self, client: Redis, key: str = "footnote:traces", maxlen: int = 5000):
         self.client, self.key, self.maxlen = client, key, maxlen
 
-    def save(self, turn: Turn, answer: Answer) -> None:
+    def save(self, turn: Turn, answer: Answer, ms: float | None = None) -> None:
         with contextlib.suppress(Exception):  # traces must never cost the user their answer
             self.client.xadd(
                 self.key,
-                {"data": json.dumps(_record(turn, answer))},
+                {"data": json.dumps(_record(turn, answer, ms))},
                 maxlen=self.maxlen,
                 approximate=True,
             )
@@ -86,3 +102,21 @@ class RedisTraceStore:
             for _, fields in self.client.xrevrange(self.key, count=limit) or []
             if fields
         ]
+
+    def find(self, turn_id: str, page: int = 500) -> TraceRecord | None:
+        """Newest first, a page at a time: the stream is bounded (``maxlen``), so this is too."""
+        end = "+"
+        while True:
+            entries = self.client.xrevrange(self.key, max=end, count=page) or []
+            for _entry_id, fields in entries:
+                raw = fields.get(b"data", fields.get("data")) if fields else None
+                if raw is None:
+                    continue
+                record: TraceRecord = json.loads(raw)
+                if record.get("turn_id") == turn_id:
+                    return record
+            if len(entries) < page:
+                return None
+            last = entries[-1][0]
+            last = last.decode() if isinstance(last, bytes) else str(last)
+            end = "(" + last

@@ -26,6 +26,7 @@ from agent.assistant import error_reference
 from agent.loop import Progress
 from agent.messages import say
 from agent.turns import Answer, Turn
+from bot.admin_access import ADMIN_LINK, ADMIN_REFUSED, AdminAccess, is_admin_request
 from bot.directory import Directory, Person
 from bot.feedback import REASONS, CitedDocument, FeedbackRecord, TurnLog, TurnRecord, Vote
 from bot.links import LinkSigner
@@ -136,9 +137,10 @@ class Conversation:
         unknown_members: Literal["public", "refuse"] = "public",
         max_question_chars: int = 4000,
         records: TurnLog | None = None,
+        admin: AdminAccess | None = None,
     ):
         self.assistant, self.state, self.directory, self.links = assistant, state, directory, links
-        self.records = records
+        self.records, self.admin = records, admin
         self.platform, self.private_chat = platform, private_chat
         self.unknown_members = unknown_members
         self.max_question_chars = max_question_chars
@@ -223,6 +225,9 @@ class Conversation:
         if len(text) > self.max_question_chars:
             await reply.say(say(lang, "too_long", n=len(text), limit=self.max_question_chars))
             return
+        if self.admin is not None and is_admin_request(text):
+            await self._admin_link(question, person, reply)
+            return
         if not await self.state.allow(person.user_id):
             await reply.say(RATE_LIMITED)
             return
@@ -266,6 +271,22 @@ class Conversation:
             await recording  # the answer is out already; a failed record is logged, not raised
         if answer.private_note and question.channel_kind == "channel":
             await reply.tell_privately(answer.private_note)
+
+    async def _admin_link(self, question: Question, person: Person, reply: Reply) -> None:
+        """The admin page's sign-in link, to an admin in a private chat only; anyone else, or
+        anywhere else, hears why not."""
+        assert self.admin is not None
+        if not self.admin.is_admin(person):
+            await reply.say(ADMIN_REFUSED)
+        elif question.channel_kind != "dm":
+            await reply.say(f"Ask me for the admin link in a {self.private_chat}.")
+        elif not await self.state.allow(person.user_id):
+            await reply.say(RATE_LIMITED)
+        else:
+            minutes = max(1, self.admin.link_ttl_s // 60)
+            await reply.say(
+                ADMIN_LINK.format(minutes=minutes, link=self.admin.link(person.user_id))
+            )
 
     # -- buttons ------------------------------------------------------------------------------
 

@@ -220,6 +220,63 @@ class FeedbackStore(Database):
         )
         return [str(r[0]) for r in reversed(rows)]
 
+    # --- what the admin page reads ----------------------------------------------------------
+
+    def recent_turns(self, status: str = "", text: str = "", limit: int = 200) -> list[TurnRecord]:
+        """The latest turns, newest first; ``status`` exact, ``text`` a case-insensitive part of
+        the question."""
+        where, params = ["1 = 1"], []
+        if status:
+            where.append("status = ?")
+            params.append(status)
+        if text:
+            where.append("LOWER(question) LIKE ?")
+            params.append("%" + text.lower().replace("%", "").replace("_", "") + "%")
+        rows = self._rows(
+            f"SELECT {self._TURN_COLUMNS} FROM turns WHERE {' AND '.join(where)}"
+            " ORDER BY at DESC LIMIT ?",
+            (*params, limit),
+        )
+        return [self._turn(r) for r in rows]
+
+    def recent_feedback(
+        self, vote: str = "", reason: str = "", limit: int = 200
+    ) -> list[tuple[TurnRecord, FeedbackRecord]]:
+        """The latest feedback, newest first, each with its turn."""
+        cols = ", ".join(f"t.{c.strip()}" for c in self._TURN_COLUMNS.split(","))
+        where, params = ["1 = 1"], []
+        if vote:
+            where.append("f.vote = ?")
+            params.append(vote)
+        if reason:
+            where.append("f.reason = ?")
+            params.append(reason)
+        rows = self._rows(
+            f"SELECT {cols}, f.turn_id, f.user_id, f.vote, f.reason, f.note, f.at"
+            " FROM feedback f JOIN turns t ON t.turn_id = f.turn_id"
+            f" WHERE {' AND '.join(where)} ORDER BY f.at DESC LIMIT ?",
+            (*params, limit),
+        )
+        return [(self._turn(r[:11]), FeedbackRecord(*r[11:])) for r in rows]
+
+    def daily(self, since: str) -> dict[str, dict[str, int]]:
+        """Per UTC day since ``since``: turns by status and feedback by vote (``up`` / ``down``)."""
+        days: dict[str, dict[str, int]] = {}
+        for day, status, n in self._rows(
+            "SELECT SUBSTR(at, 1, 10), status, COUNT(*) FROM turns WHERE at >= ?"
+            " GROUP BY SUBSTR(at, 1, 10), status",
+            (since,),
+        ):
+            days.setdefault(str(day), {})[str(status)] = int(n)
+        for day, vote, n in self._rows(
+            "SELECT SUBSTR(at, 1, 10), vote, COUNT(*) FROM feedback WHERE at >= ?"
+            " GROUP BY SUBSTR(at, 1, 10), vote",
+            (since,),
+        ):
+            counts = days.setdefault(str(day), {})
+            counts[str(vote)] = counts.get(str(vote), 0) + int(n)
+        return days
+
     def counts(self) -> tuple[int, int]:
         """(turns, feedback) on record."""
         turns = self._rows("SELECT COUNT(*) FROM turns")[0][0]
@@ -328,6 +385,10 @@ class TurnLog:
 
     async def record_feedback(self, f: FeedbackRecord) -> bool:
         return await self._call("record feedback", lambda s: s.record_feedback(f), False)
+
+    async def read(self, what: str, fn: Callable[[FeedbackStore], T]) -> T | None:
+        """Run a read for the admin page; None when the database is away."""
+        return await self._call(what, fn, None)
 
     async def purge(self) -> tuple[int, int]:
         before = ago(self.retention_days)

@@ -2,7 +2,9 @@
 
 Routes: ``POST /slack/events`` (Slack, signature-checked by Bolt), ``POST /api/messages``
 (Teams / Bot Framework), ``GET /docs/{doc_id}`` (signed citation links), ``GET /auth/callback``
-(sign-in for those links, when OpenID Connect is configured), ``GET /healthz``.
+(sign-in for those links, when OpenID Connect is configured), ``/admin`` (``bot/admin.py``: turns,
+their traces, feedback, sources, charts; admins only, signed in through a link the bot sends them
+in a DM), ``GET /healthz``.
 The app records answered turns and feedback (``bot/feedback.py``) and, while it runs, deletes
 those older than ``FOOTNOTE_PRIVACY__RETENTION_DAYS``: at start, then every hour.
 ``serve(settings, socket_mode)`` builds everything from settings and runs until cancelled;
@@ -22,6 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from aiohttp import web
 from redis.exceptions import RedisError
 
+from bot.admin import AdminData, admin_routes
+from bot.admin_access import AdminAccess
 from bot.conversation import Agent, Conversation
 from bot.feedback import TurnLog
 from bot.links import LinkSigner, docs_route, link_secret, links_posture
@@ -31,9 +35,11 @@ from bot.signin import CALLBACK_PATH, SignIn
 from bot.state import ConversationState, redis_pool_kwargs
 from bot.teams_auth import check_teams, teams_posture
 from ingest.errors import ConfigError
+from ingest.sources.state import SourceRecord, SyncState
 
 if TYPE_CHECKING:
     from agent.loop import Progress
+    from agent.traces import TraceStore
     from agent.turns import Answer, Turn
     from bot.app import Deps
     from ingest.documents import ChunkPayload
@@ -91,9 +97,15 @@ class AgentThread:
 
 
 def build_app(
-    settings: Settings, deps: Deps, assistant: Agent, state: ConversationState
+    settings: Settings,
+    deps: Deps,
+    assistant: Agent,
+    state: ConversationState,
+    traces: TraceStore | None = None,
 ) -> web.Application:
-    """The aiohttp application. ``deps`` gives the directory; ``assistant`` answers; ``state`` remembers."""
+    """The aiohttp application. ``deps`` gives the directory; ``assistant`` answers; ``state``
+    remembers; ``traces`` is where the assistant keeps each turn's trace (the admin page reads
+    it; by default the local SQLite file the assistant writes without one)."""
     # serve() has already refused a missing or weak secret; tests and local runs get a generated one
     links = LinkSigner.from_settings(settings, generate=True)
     signin: SignIn | None = None
@@ -106,6 +118,39 @@ def build_app(
     app.cleanup_ctx.append(_purging(records))
     app[SLACK_KEY] = None
     app[TEAMS_KEY] = None
+    admin = AdminAccess(
+        key=links.derive("admin"),
+        public_url=settings.server.public_url,
+        directory=deps.directory,
+        admin_groups=settings.admin_groups,
+        redis=state.client,
+        redis_prefix=settings.redis.key_prefix,
+        link_ttl_s=settings.server.admin_link_ttl_s,
+        session_ttl_s=settings.server.admin_session_ttl_s,
+    )
+    if traces is None:
+        from agent.traces import SqliteTraceStore
+
+        traces = SqliteTraceStore(settings.data_dir / "traces.sqlite")
+
+    def sources() -> list[SourceRecord]:
+        state_db = SyncState.open(settings.database, settings.data_dir, connect_timeout=3)
+        try:
+            return state_db.sources()
+        finally:
+            state_db.close()
+
+    admin_routes(
+        app,
+        admin,
+        AdminData(
+            records=records,
+            traces=traces,
+            documents=assistant,
+            sources=sources,
+            retention_days=settings.privacy.retention_days,
+        ),
+    )
 
     def conversation(platform: str, private_chat: str) -> Conversation:
         return Conversation(
@@ -118,6 +163,7 @@ def build_app(
             unknown_members=settings.channels.unknown_members,
             max_question_chars=settings.limits.max_question_chars,
             records=records,
+            admin=admin,
         )
 
     if settings.slack is not None:
@@ -233,7 +279,7 @@ async def serve(
         )
     )
     state = ConversationState.from_settings(settings.redis)
-    app = build_app(settings, deps, assistant, state)
+    app = build_app(settings, deps, assistant, state, traces)
     add_ops_routes(app, deps, deps.telemetry.metrics, state.client)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()

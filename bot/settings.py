@@ -166,6 +166,10 @@ class ServerSettings(BaseModel):
     link_secret: SecretStr | None = None
     link_ttl_s: int = Field(default=900, gt=0)
     oidc: OIDCSettings | None = None
+    # /admin (bot/admin_access.py): how long the sign-in link the bot sends an admin stays good
+    # (it works once), and how long the session it opens lasts.
+    admin_link_ttl_s: int = Field(default=600, gt=0)
+    admin_session_ttl_s: int = Field(default=8 * 3600, gt=0)
 
 
 class Settings(BaseSettings):

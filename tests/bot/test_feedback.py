@@ -174,3 +174,28 @@ async def test_a_database_that_goes_away_is_reopened_when_back(tmp_path):
     assert await log_.turn("t1") is None and await log_.turn("t2") is not None
     assert opened == ["failed", "ok"]
     log_.close()
+
+
+def test_what_the_admin_page_reads_filters_and_counts_per_day(store):
+    """The admin page's queries, the same on SQLite and PostgreSQL."""
+    store.record_turn(turn("t1", at=ago(2), question="How many days CARRY over?"))
+    store.record_turn(turn("t2", at=ago(1), status="unknown", question="100% _odd_ question"))
+    store.record_turn(turn("t3", at=ago(1), status="answered"))
+    store.record_feedback(FeedbackRecord("t1", "alice", "down", "outdated", "old", at=ago(1)))
+    store.record_feedback(FeedbackRecord("t3", "alice", "up", at=ago(1)))
+    assert [t.turn_id for t in store.recent_turns()] == ["t3", "t2", "t1"]
+    assert [t.turn_id for t in store.recent_turns(status="unknown")] == ["t2"]
+    assert [t.turn_id for t in store.recent_turns(text="carry")] == ["t1"]
+    assert [t.turn_id for t in store.recent_turns(text="100%")] == ["t2"]  # no wildcard
+    assert [t.turn_id for t in store.recent_turns(limit=1)] == ["t3"]
+    assert [(t.turn_id, f.vote) for t, f in store.recent_feedback()] == [
+        ("t3", "up"),
+        ("t1", "down"),
+    ]
+    assert [t.turn_id for t, _ in store.recent_feedback(vote="down", reason="outdated")] == ["t1"]
+    assert store.recent_feedback(reason="wrong") == []
+    days = store.daily(ago(7))
+    yesterday, before = ago(1)[:10], ago(2)[:10]
+    assert days[before] == {"answered": 1}
+    assert days[yesterday] == {"unknown": 1, "answered": 1, "up": 1, "down": 1}
+    assert store.daily(ago(0.5)) == {}

@@ -23,6 +23,7 @@ from agent.assistant import build_assistant
 from agent.messages import CATALOGUE, say
 from agent.traces import SqliteTraceStore
 from bot import render
+from bot.admin_access import ADMIN_REFUSED
 from bot.feedback import FeedbackStore
 from bot.state import FORGETFUL_NOTICE, RATE_LIMITED
 from testing.slack import (
@@ -55,6 +56,7 @@ USERS = {
     "alice": User("U0ALICE01", "29:alice", "Alice Moreau"),
     "bob": User("U0BOB0001", "29:bob", "Bob Okafor"),
     "stranger": User("U0STRANGR", "29:nobody", "Nobody"),  # in no directory
+    "sam": User("U0SAM0001", "29:sam", "Sam Admin"),  # in the admin group
 }
 
 
@@ -491,3 +493,15 @@ async def test_the_running_bot_deletes_turns_past_retention_at_start(
     assert store.turn("retention-old") is None and store.feedback("retention-old") == []
     assert store.turn("retention-new") is not None
     store.close()
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+async def test_admin_in_a_private_chat_brings_a_sign_in_link_to_admins_only(bot, platform):
+    chat = chat_on(platform, bot)
+    reply = await chat.ask("admin", user="sam")
+    link = re.search(re.escape(bot.url) + r"/admin/signin\?t=[\w.-]+", reply)
+    assert link, reply
+    status, page = await bot.get(link[0])
+    assert status == 200 and "Continue as <strong>Sam Admin</strong>" in page
+    refused = await chat.ask("admin", user="alice")
+    assert refused == ADMIN_REFUSED and "/admin/signin" not in refused

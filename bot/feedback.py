@@ -234,7 +234,7 @@ class FeedbackStore(Database):
             params.append("%" + text.lower().replace("%", "").replace("_", "") + "%")
         rows = self._rows(
             f"SELECT {self._TURN_COLUMNS} FROM turns WHERE {' AND '.join(where)}"
-            " ORDER BY at DESC LIMIT ?",
+            " ORDER BY at DESC, turn_id DESC LIMIT ?",  # one order on both databases, ties too
             (*params, limit),
         )
         return [self._turn(r) for r in rows]
@@ -254,7 +254,7 @@ class FeedbackStore(Database):
         rows = self._rows(
             f"SELECT {cols}, f.turn_id, f.user_id, f.vote, f.reason, f.note, f.at"
             " FROM feedback f JOIN turns t ON t.turn_id = f.turn_id"
-            f" WHERE {' AND '.join(where)} ORDER BY f.at DESC LIMIT ?",
+            f" WHERE {' AND '.join(where)} ORDER BY f.at DESC, f.turn_id DESC LIMIT ?",
             (*params, limit),
         )
         return [(self._turn(r[:11]), FeedbackRecord(*r[11:])) for r in rows]

@@ -104,7 +104,8 @@ class GapReport:
 Embed = Callable[[Sequence[str]], np.ndarray]  # questions → normalised rows
 # (questions, the group sets of every asker) → the closest documents all of them may read
 SearchDocs = Callable[[Sequence[str], Sequence[Sequence[str]]], list[DocRef]]
-DocLookup = Callable[[str], DocRef | None]  # the document as the index holds it now
+# (doc id, the groups of someone who was shown it) → the document as the index holds it now
+DocLookup = Callable[[str, Sequence[str]], DocRef | None]
 
 
 def is_unanswered(turn: TurnRecord, feedback: FeedbackRecord | None) -> bool:
@@ -274,14 +275,17 @@ def _stale(
     min_citations: int,
 ) -> list[StaleDocument]:
     cited: Counter[str] = Counter()
+    reader: dict[str, Sequence[str]] = {}  # an asker who was shown the document: read as them
     for t, _ in rows:
         cited.update({c.doc_id for c in t.citations})
+        for c in t.citations:
+            reader.setdefault(c.doc_id, t.groups)
     cutoff = (dt.datetime.fromisoformat(until) - dt.timedelta(days=stale_days)).date().isoformat()
     out = []
     for doc_id, n in cited.items():
         if n < min_citations:
             continue
-        doc = lookup(doc_id)
+        doc = lookup(doc_id, reader[doc_id])
         if doc is not None and doc.updated and doc.updated[:10] < cutoff:
             out.append(StaleDocument(doc, n))
     out.sort(key=lambda s: (-s.citations, s.doc.updated, s.doc.doc_id))
@@ -308,7 +312,8 @@ def _conflicts(rows: Sequence[tuple[TurnRecord, FeedbackRecord | None]]) -> list
 
 def index_access(deps: Any, top_docs: int = 3) -> tuple[Embed, SearchDocs, DocLookup]:
     """The report's three needs, from ``Deps``: the multilingual embedder, a search under every
-    asker's ACL at once, and the index's current record of a document."""
+    asker's ACL at once, and the index's current record of a document (read with the groups of
+    someone it was cited to: the index knows no reader above the ACL)."""
     embedders = deps.embedders
     embedder = next((e for e in embedders if e.name == "use"), embedders[0])
 
@@ -329,10 +334,8 @@ def index_access(deps: Any, top_docs: int = 3) -> tuple[Embed, SearchDocs, DocLo
         best = sorted(score, key=lambda d: (-score[d], d))[:top_docs]
         return [found[d] for d in best]
 
-    admins = list(deps.settings.admin_groups)
-
-    def lookup(doc_id: str) -> DocRef | None:
-        chunks = deps.index.chunks(doc_id, admins)
+    def lookup(doc_id: str, groups: Sequence[str]) -> DocRef | None:
+        chunks = deps.index.chunks(doc_id, groups)
         if not chunks:
             return None
         c = chunks[0]

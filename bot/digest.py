@@ -81,7 +81,7 @@ def _title(report: GapReport) -> str:
 
 
 def _summary(report: GapReport) -> str:
-    return f"{report.turns} questions answered, {report.unanswered} the documents could not answer."
+    return f"{report.turns} questions asked, {report.unanswered} the documents could not answer."
 
 
 def _doc(d: DocRef) -> str:
@@ -98,7 +98,8 @@ def _sections(report: GapReport) -> list[tuple[str, list[tuple[str, list[str]]]]
             sub = [f"“{q}”" for q in t.examples]
             if t.closest:
                 sub.append("Closest: " + "; ".join(_doc(d) for d in t.closest))
-            items.append((f"{i}. {t.name} — {t.count} questions, {people}", sub))
+            asked = f"{t.count} question{'' if t.count == 1 else 's'}"
+            items.append((f"{i}. {t.name} — {asked}, {people}", sub))
         out.append(("Questions the documents could not answer", items))
     if report.outdated:
         out.append(

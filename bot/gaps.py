@@ -8,7 +8,8 @@ multilingual USE), helped by character trigrams of the index's own terms where U
 German, Russian and Ukrainian lands in one group. A group's name is its most characteristic terms:
 the index's own tokenisation (stems, stop words dropped), scored by how many of the group's
 questions use a term against how rare it is among all the period's questions (TF-IDF), shown as
-the word people typed. Ties break alphabetically, so the same questions always get the same name.
+the word people typed, taken from the group's questions in the language most of the period's
+questions are asked in (when it has any), so a topic asked in four languages gets one name. Ties break alphabetically, so the same questions always get the same name.
 
 The closest documents of a group are searched with its questions under the ACL of EVERY asker in
 the group at once (the retriever's channel rule: a passage must be readable by each of them), so
@@ -30,6 +31,7 @@ import numpy as np
 from agent.terms import is_question_word
 from bot.feedback import FeedbackRecord, TurnRecord
 from ingest.languages import detect_lang, tokenize
+from ingest.stopwords import LATIN_FUNCTION_WORDS
 
 # The similarity (``similarity``: USE cosine + LEXICAL_WEIGHT x trigram cosine) above which two
 # groups of questions ask about the same thing. On same-topic questions in en/de/ru/uk against
@@ -136,12 +138,16 @@ def build_report(
     report = GapReport(since=since, until=until, turns=len(rows), unanswered=len(gaps))
     if gaps:
         questions = [t.question for t in gaps]
-        groups = cluster(similarity(questions, embed(questions)), threshold)
+        sim = similarity(questions, embed(questions))
         idf = _idf([t.question for t, _ in rows])
+        langs = Counter(detect_lang(t.question) for t, _ in rows)
+        main_lang = min(langs, key=lambda lang: (-langs[lang], lang))
         topics = []
-        for members in groups:
+        for members in cluster(sim, threshold):
             turns = [gaps[i] for i in members]
-            topics.append(_topic(turns, idf, search, examples))
+            topics.append(
+                _topic(turns, idf, search, examples, sim[np.ix_(members, members)], main_lang)
+            )
         topics.sort(key=lambda t: (-t.count, -t.askers, t.name))
         report.topics = topics[:max_topics]
     report.outdated = [
@@ -208,9 +214,15 @@ def cluster(sim: np.ndarray, threshold: float) -> list[list[int]]:
 
 
 def _terms(question: str) -> tuple[list[str], dict[str, str]]:
-    """A question's content terms (the index's tokenisation) and, per term, the word typed."""
+    """A question's content terms (the index's tokenisation, less the function words of the
+    languages it only detects) and, per term, the word typed."""
     lang = detect_lang(question)
-    terms = [t for t in tokenize(question, lang) if not is_question_word(t) and len(t) > 1]
+    function_words = LATIN_FUNCTION_WORDS.get(lang, frozenset())
+    terms = [
+        t
+        for t in tokenize(question, lang)
+        if not is_question_word(t) and len(t) > 1 and t not in function_words
+    ]
     shown: dict[str, str] = {}
     for word in _WORD.findall(question):
         toks = tokenize(word, lang)
@@ -227,9 +239,13 @@ def _idf(questions: Sequence[str]) -> dict[str, float]:
     return {t: math.log((n + 1) / (d + 1)) + 1.0 for t, d in df.items()}
 
 
-def topic_terms(questions: Sequence[str], idf: dict[str, float], top: int = 3) -> list[str]:
+def topic_terms(
+    questions: Sequence[str], idf: dict[str, float], central: str = "", top: int = 3
+) -> list[str]:
     """The group's most characteristic terms, as typed: share of its questions that use the term
-    times the term's rarity among all questions; ties alphabetical (a stable name)."""
+    times the term's rarity among all questions. Ties go to the terms of the group's most central
+    question (in its order), then alphabetical: the same questions always get the same name."""
+    order = {t: i for i, t in enumerate(reversed(_terms(central)[0]))} if central else {}
     df: Counter[str] = Counter()
     forms: dict[str, Counter[str]] = defaultdict(Counter)
     for q in questions:
@@ -237,7 +253,14 @@ def topic_terms(questions: Sequence[str], idf: dict[str, float], top: int = 3) -
         df.update(set(terms))
         for t in set(terms):
             forms[t][shown.get(t, t)] += 1
-    scored = sorted(df, key=lambda t: (-(df[t] / len(questions)) * idf.get(t, 1.0), t))
+    scored = sorted(
+        df,
+        key=lambda t: (
+            -round(df[t] / len(questions) * idf.get(t, 1.0), 9),
+            -order.get(t, -1),
+            t,
+        ),
+    )
     words: list[str] = []
     for t in scored:
         word = min(forms[t], key=lambda w: (-forms[t][w], w))
@@ -249,10 +272,20 @@ def topic_terms(questions: Sequence[str], idf: dict[str, float], top: int = 3) -
 
 
 def _topic(
-    turns: list[TurnRecord], idf: dict[str, float], search: SearchDocs, examples: int
+    turns: list[TurnRecord],
+    idf: dict[str, float],
+    search: SearchDocs,
+    examples: int,
+    sim: np.ndarray,
+    main_lang: str,
 ) -> Topic:
     questions = [t.question for t in turns]
-    terms = topic_terms(questions, idf)
+    # named in the language most questions of the period are asked in, when the group has it
+    named = [i for i, q in enumerate(questions) if detect_lang(q) == main_lang] or list(
+        range(len(questions))
+    )
+    central = questions[named[int(np.argmax(sim[np.ix_(named, named)].sum(axis=1)))]]
+    terms = topic_terms([questions[i] for i in named], idf, central)
     # the most common wordings first, each once
     counted = Counter(" ".join(q.split()) for q in questions)
     shown = sorted(counted, key=lambda q: (-counted[q], questions.index(q)))[:examples]
@@ -347,14 +380,15 @@ def index_access(deps: Any, top_docs: int = 3) -> tuple[Embed, SearchDocs, DocLo
 def report_lines(report: GapReport) -> list[str]:
     """The report as plain lines (the terminal, and the digest's text fallback)."""
     lines = [
-        f"Questions from {report.since[:10]} to {report.until[:10]}: {report.turns} answered "
-        f"turns, {report.unanswered} the documents could not answer."
+        f"Questions from {report.since[:10]} to {report.until[:10]}: {report.turns} questions "
+        f"asked, {report.unanswered} the documents could not answer."
     ]
     if report.topics:
         lines += ["", "Top unanswered topics"]
         for i, t in enumerate(report.topics, 1):
             people = f"{t.askers} {'person' if t.askers == 1 else 'people'}"
-            lines.append(f"{i}. {t.name} — {t.count} questions from {people}")
+            asked = f"{t.count} question{'' if t.count == 1 else 's'}"
+            lines.append(f"{i}. {t.name} — {asked} from {people}")
             lines += [f"   “{q}”" for q in t.examples]
             if t.closest:
                 lines.append("   closest documents: " + "; ".join(_doc(d) for d in t.closest))

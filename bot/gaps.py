@@ -347,10 +347,10 @@ def index_access(deps: Any, top_docs: int = 3) -> tuple[Embed, SearchDocs, DocLo
     """The report's three needs, from ``Deps``: the multilingual embedder, a search under every
     asker's ACL at once, and the index's current record of a document (read with the groups of
     someone it was cited to: the index knows no reader above the ACL)."""
-    embedders = deps.embedders
-    embedder = next((e for e in embedders if e.name == "use"), embedders[0])
 
     def embed(questions: Sequence[str]) -> np.ndarray:
+        # loaded on first use: a report with nothing unanswered never loads a model
+        embedder = next((e for e in deps.embedders if e.name == "use"), deps.embedders[0])
         return np.asarray(embedder.embed(list(questions), kind="query"))
 
     def search(questions: Sequence[str], readers: Sequence[Sequence[str]]) -> list[DocRef]:

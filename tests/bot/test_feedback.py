@@ -174,3 +174,27 @@ async def test_a_database_that_goes_away_is_reopened_when_back(tmp_path):
     assert await log_.turn("t1") is None and await log_.turn("t2") is not None
     assert opened == ["failed", "ok"]
     log_.close()
+
+
+def test_replicas_opening_a_new_sqlite_database_at_once_all_succeed(tmp_path):
+    """serve's turn log and its digest (or two processes) open and migrate a new file together:
+    none may fail with "database is locked"."""
+    import threading
+
+    for round_ in range(20):
+        folder = tmp_path / str(round_)
+        barrier, errors = threading.Barrier(3), []
+
+        def open_it(folder=folder, barrier=barrier, errors=errors) -> None:
+            barrier.wait()
+            try:
+                FeedbackStore.open(DatabaseSettings(), folder).close()
+            except Exception as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_it) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors

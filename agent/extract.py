@@ -582,7 +582,11 @@ def conflict(
                 new=new_p.title,
                 new_date=new_p.updated[:10],
             )
-            return newer, older, Sentence(text, [older.unit.passage, newer.unit.passage], note=True)
+            return (
+                newer,
+                older,
+                Sentence(text, [older.unit.passage, newer.unit.passage], note=True, conflict=True),
+            )
     return None
 
 

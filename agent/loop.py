@@ -39,7 +39,7 @@ from agent.scope import applies, asked_for, audiences_of
 from agent.telemetry import TurnTelemetry
 from agent.tool_calls import Outcome, run_call
 from agent.tools import NO_CRM_ACCESS_HERE, TurnTools
-from agent.turns import Answer, Citation, Status, TraceStep, Turn, quoted
+from agent.turns import Answer, Citation, Conflict, Status, TraceStep, Turn, quoted
 from ingest.chunk import count_tokens
 from ingest.languages import detect_lang
 
@@ -615,6 +615,20 @@ def _closest(run: Run) -> list[Passage]:
     return list(seen.values())[:3]
 
 
+def _conflicts(draft: Draft, passages: list[Passage]) -> list[Conflict]:
+    """The answer's notes that two sources disagree, as records (older, newer)."""
+    out = []
+    for s in draft.sentences:
+        if s.conflict and len(s.sources) == 2 and all(0 <= i < len(passages) for i in s.sources):
+            old, new = passages[s.sources[0]], passages[s.sources[1]]
+            out.append(
+                Conflict(
+                    old.doc_id, old.title, old.updated, new.doc_id, new.title, new.updated, s.text
+                )
+            )
+    return out
+
+
 def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) -> Answer:
     citations: list[Citation] = []
     number: dict[str, int] = {}
@@ -653,7 +667,15 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
             text += "\n\n" + say(lang, "external")
         if notes:
             text += "\n\n" + notes
-        return Answer(text, status, citations, trace=run.trace, searched=searched, lang=lang)
+        return Answer(
+            text,
+            status,
+            citations,
+            trace=run.trace,
+            searched=searched,
+            lang=lang,
+            conflicts=_conflicts(draft, passages),
+        )
     if notes:
         # e.g. "Show me customer 4502" from someone who may not read customer records, and the
         # documents have nothing more: the refusal is the whole answer, no ticket

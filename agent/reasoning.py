@@ -42,6 +42,9 @@ class Sentence:
     sources: list[int]  # indices into the passages given to ``answer``
     note: bool = False  # our own words (e.g. "an older source disagrees"), not a quote
     score: float | None = None  # how well the quote answers, when the reasoner judged it
+    # A note that two sources disagree: ``sources`` are then [older, newer]; the turn's record
+    # keeps it for the document owners' digest.
+    conflict: bool = False
 
 
 @dataclass

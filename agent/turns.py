@@ -81,6 +81,20 @@ class Citation:
         )
 
 
+@dataclass(frozen=True)
+class Conflict:
+    """Two documents that give different values for the same thing in the same scope, as the
+    answer's note said: the older one, the newer one (which applies) and the note itself."""
+
+    older: str  # doc id
+    older_title: str
+    older_updated: str
+    newer: str
+    newer_title: str
+    newer_updated: str
+    note: str
+
+
 class Citable(Protocol):
     """What a citation is made from (a passage, a document's section)."""
 
@@ -144,6 +158,7 @@ class Answer:
     private_note: str = ""
     lang: str = "en"  # the question's language: adapters say their own words in it
     ticket: dict[str, str] | None = None  # set when a confirmed ticket was filed: {"id", "link"}
+    conflicts: list[Conflict] = field(default_factory=list)  # sources that disagreed
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,5 +1,5 @@
-"""``footnote``: ingest, sources, sync, search, ask, chat, eval, feedback, privacy, serve, bench —
-one entry point, settings built here."""
+"""``footnote``: ingest, sources, sync, search, ask, chat, eval, feedback, report, privacy, serve,
+bench — one entry point, settings built here."""
 
 from __future__ import annotations
 
@@ -147,6 +147,27 @@ def main(argv: list[str] | None = None) -> int:
         "--since", default="7d", help="an age (7d, 12h, 2w) or a date (2026-11-24); default 7d"
     )
     export.add_argument("--out", type=Path, default=None, help="a file (default: stdout)")
+
+    p = sub.add_parser("report", help="for document owners: what the documents could not answer")
+    what = p.add_subparsers(dest="action", required=True)
+    gaps = what.add_parser(
+        "gaps",
+        help="unanswered questions by topic, outdated answers, stale and disagreeing documents",
+    )
+    gaps.add_argument(
+        "--since", default="7d", help="an age (7d, 12h, 2w) or a date (2026-11-24); default 7d"
+    )
+    gaps.add_argument("--json", action="store_true", help="print the report as JSON")
+    digest = what.add_parser(
+        "digest",
+        help="the gap report of the last period, as posted to FOOTNOTE_DIGEST__SLACK_CHANNEL / "
+        "FOOTNOTE_DIGEST__TEAMS_CONVERSATION",
+    )
+    digest.add_argument(
+        "--post",
+        action="store_true",
+        help="post it (once per period, however many replicas or runs; serve does it on schedule)",
+    )
 
     p = sub.add_parser("privacy", help="delete recorded questions, answers and feedback")
     what = p.add_subparsers(dest="action", required=True)
@@ -638,6 +659,58 @@ def cmd_feedback(args, settings: Settings) -> int:
     return 0
 
 
+def cmd_report(args, settings: Settings) -> int:
+    import json
+
+    from bot.app import build_deps
+    from bot.cases import parse_since
+    from bot.digest import report_builder
+    from bot.gaps import report_lines
+
+    deps = build_deps(settings)
+    try:
+        build = report_builder(settings, deps)
+        if args.action == "gaps":
+            try:
+                since = parse_since(args.since)
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+            report = build(since, None)
+            if args.json:
+                sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
+            else:
+                for line in report_lines(report):
+                    console.print(plain(line), highlight=False)
+            return 0
+        return report_digest(args, settings, build)
+    finally:
+        deps.close()
+
+
+def report_digest(args, settings: Settings, build) -> int:
+    import datetime as dt
+
+    from bot.digest import current_period, post_digest
+    from bot.gaps import report_lines
+
+    period = current_period(dt.datetime.now(dt.UTC), settings.digest)
+    if not args.post:
+        for line in report_lines(build(period.since, period.until)):
+            console.print(plain(line), highlight=False)
+        return 0
+    if not settings.digest.enabled:
+        raise ConfigError(
+            "nowhere to post: set FOOTNOTE_DIGEST__SLACK_CHANNEL (a channel id) and/or "
+            "FOOTNOTE_DIGEST__TEAMS_CONVERSATION with FOOTNOTE_DIGEST__TEAMS_SERVICE_URL"
+        )
+    outcome = asyncio.run(post_digest(settings, lambda: open_records(settings), build))
+    if outcome.posted:
+        console.print(plain(f"posted the digest of {period.key} to {', '.join(outcome.where)}"))
+    else:
+        console.print(plain(f"the digest of {period.key} is already posted (or being posted)"))
+    return 0
+
+
 def cmd_privacy(args, settings: Settings) -> int:
     from bot.directory import FileDirectory
     from bot.feedback import ago
@@ -699,6 +772,7 @@ COMMANDS = {
     "demo": cmd_demo,
     "eval": cmd_eval,
     "feedback": cmd_feedback,
+    "report": cmd_report,
     "privacy": cmd_privacy,
     "bench": cmd_bench,
     "serve": cmd_serve,

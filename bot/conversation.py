@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
 from agent.assistant import error_reference
@@ -28,7 +28,15 @@ from agent.messages import say
 from agent.turns import Answer, Turn
 from bot.admin_access import ADMIN_LINK, ADMIN_REFUSED, AdminAccess, is_admin_request
 from bot.directory import Directory, Person
-from bot.feedback import REASONS, CitedDocument, FeedbackRecord, TurnLog, TurnRecord, Vote
+from bot.feedback import (
+    REASONS,
+    CitedDocument,
+    ConflictNote,
+    FeedbackRecord,
+    TurnLog,
+    TurnRecord,
+    Vote,
+)
 from bot.links import LinkSigner
 from bot.render import EMPTY_QUESTION, NOT_IN_DIRECTORY
 from bot.state import RATE_LIMITED, ConversationState
@@ -364,6 +372,7 @@ class Conversation:
                 status=answer.status,
                 answer=answer.text,
                 citations=cited,
+                conflicts=tuple(ConflictNote(**asdict(c)) for c in answer.conflicts),
             )
         )
 

@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal, TypeVar
 
@@ -61,6 +61,19 @@ class CitedDocument:
 
 
 @dataclass(frozen=True)
+class ConflictNote:
+    """Two documents an answer found disagreeing (the older one, then the newer that applies)."""
+
+    older: str
+    older_title: str
+    older_updated: str
+    newer: str
+    newer_title: str
+    newer_updated: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class TurnRecord:
     turn_id: str
     platform: str
@@ -73,6 +86,7 @@ class TurnRecord:
     answer: str
     citations: tuple[CitedDocument, ...] = ()
     at: str = field(default_factory=now)
+    conflicts: tuple[ConflictNote, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,19 +139,33 @@ class FeedbackStore(Database):
                 "CREATE INDEX feedback_user ON feedback (user_id)",
             ],
         ),
+        (
+            2,
+            [
+                # what the answer noted as two sources disagreeing (JSON list of ConflictNote)
+                "ALTER TABLE turns ADD COLUMN conflicts TEXT NOT NULL DEFAULT '[]'",
+                # one row per digest period: the replica that inserts it is the one that posts
+                """CREATE TABLE digests (
+                    period TEXT PRIMARY KEY,
+                    claimed_at TEXT NOT NULL,
+                    claimed_by TEXT NOT NULL,
+                    posted_at TEXT NOT NULL DEFAULT ''
+                )""",
+            ],
+        ),
     ]
     VERSION_TABLE: ClassVar[str] = "feedback_schema_version"
     WHAT: ClassVar[str] = "the feedback record"
 
     _TURN_COLUMNS = (
         "turn_id, platform, conversation, user_id, user_groups, channel_kind, question, status,"
-        " answer, citations, at"
+        " answer, citations, at, conflicts"
     )
 
     def record_turn(self, t: TurnRecord) -> None:
         cited = [{"doc_id": c.doc_id, "title": c.title, "link": c.link} for c in t.citations]
         self._rows(
-            f"INSERT INTO turns ({self._TURN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f"INSERT INTO turns ({self._TURN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (turn_id) DO NOTHING",
             (
                 t.turn_id,
@@ -151,6 +179,7 @@ class FeedbackStore(Database):
                 t.answer,
                 json.dumps(cited),
                 t.at,
+                json.dumps([asdict(c) for c in t.conflicts]),
             ),
         )
 
@@ -169,6 +198,7 @@ class FeedbackStore(Database):
             answer=row[8],
             citations=cited,
             at=row[10],
+            conflicts=tuple(ConflictNote(**c) for c in json.loads(row[11] or "[]")),
         )
 
     def turn(self, turn_id: str) -> TurnRecord | None:
@@ -208,7 +238,49 @@ class FeedbackStore(Database):
             " WHERE f.at >= ? AND f.user_id = t.user_id ORDER BY t.at, t.turn_id",
             (since,),
         )
-        return [(self._turn(r[:11]), FeedbackRecord(*r[11:])) for r in rows]
+        return [(self._turn(r[:12]), FeedbackRecord(*r[12:])) for r in rows]
+
+    def turns_since(self, since: str) -> list[tuple[TurnRecord, FeedbackRecord | None]]:
+        """Every turn answered at or after ``since``, oldest first, with the asker's own feedback
+        on it (None when they gave none): what the gap report reads."""
+        cols = ", ".join(f"t.{c.strip()}" for c in self._TURN_COLUMNS.split(","))
+        rows = self._rows(
+            f"SELECT {cols}, f.turn_id, f.user_id, f.vote, f.reason, f.note, f.at"
+            " FROM turns t LEFT JOIN feedback f ON f.turn_id = t.turn_id AND f.user_id = t.user_id"
+            " WHERE t.at >= ? ORDER BY t.at, t.turn_id",
+            (since,),
+        )
+        return [
+            (self._turn(r[:12]), FeedbackRecord(*r[12:]) if r[12] is not None else None)
+            for r in rows
+        ]
+
+    def claim_digest(self, period: str, by: str) -> bool:
+        """Claim the digest of ``period``: True for exactly one caller however many race (the
+        row's primary key decides; insert-or-nothing), False for every other."""
+        return (
+            self._count(
+                "INSERT INTO digests (period, claimed_at, claimed_by) VALUES (?, ?, ?)"
+                " ON CONFLICT (period) DO NOTHING",
+                (period, now(), by),
+            )
+            == 1
+        )
+
+    def digest_posted(self, period: str) -> None:
+        self._count("UPDATE digests SET posted_at = ? WHERE period = ?", (now(), period))
+
+    def release_digest(self, period: str, by: str) -> None:
+        """Give a claimed period back after its post failed, so a later try (any replica) posts."""
+        self._count(
+            "DELETE FROM digests WHERE period = ? AND claimed_by = ? AND posted_at = ''",
+            (period, by),
+        )
+
+    def digests(self) -> list[tuple[str, str, str]]:
+        """(period, claimed by, posted at) of every digest claimed, oldest first."""
+        rows = self._rows("SELECT period, claimed_by, posted_at FROM digests ORDER BY period")
+        return [(str(a), str(b), str(c)) for a, b, c in rows]
 
     def earlier_questions(self, t: TurnRecord, limit: int = 5, after: str = "") -> list[str]:
         """The asker's questions before ``t`` in the same conversation (since ``after``), oldest

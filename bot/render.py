@@ -190,6 +190,16 @@ def _rich_inline(text: str, urls: dict[int, str | None], style: dict | None = No
     return elements
 
 
+def slack_literal(text: str, style: dict | None = None) -> list[dict]:
+    """Any text (a question, a document's title) as rich_text elements shown as typed: never a
+    mention, a link or markup; URLs in it are inert code spans."""
+    return _rich_inline(text, {}, style)
+
+
+def slack_rich_block(elements: list[dict]) -> dict:
+    return _rich(elements)
+
+
 def _plain_context(text: str) -> dict:
     return {
         "type": "context",

@@ -280,6 +280,10 @@ async def serve(
     )
     state = ConversationState.from_settings(settings.redis)
     app = build_app(settings, deps, assistant, state, traces)
+    if settings.digest.enabled:
+        from bot.digest import report_builder, scheduled
+
+        app.cleanup_ctx.append(scheduled(settings, report_builder(settings, deps)))
     add_ops_routes(app, deps, deps.telemetry.metrics, state.client)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()

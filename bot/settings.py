@@ -89,6 +89,27 @@ SUGGESTED_PROMPTS = (
 )
 
 
+class DigestSettings(BaseModel):
+    """The weekly gap report for document owners (``bot/digest.py``): where ``footnote serve`` posts
+    it and when. Posting is on once a target is set: a Slack channel id (the bot must be a member)
+    and/or a Teams conversation the bot is installed in, with its ``serviceUrl``."""
+
+    slack_channel: str = ""  # e.g. C0123456789
+    teams_conversation: str = ""  # e.g. 19:abc...@thread.tacv2
+    # the serviceUrl of that conversation, e.g. https://smba.trafficmanager.net/emea/
+    teams_service_url: str = ""
+    weekday: int = Field(0, ge=0, le=6)  # the day a period starts: 0 = Monday
+    hour_utc: int = Field(8, ge=0, le=23)
+    period_days: int = Field(7, ge=1)  # weekly by default; the report covers one period
+    topics: int = Field(5, ge=1)  # topics shown in a digest
+    stale_days: int = Field(365, ge=1)  # "not updated for a year"
+    stale_min_citations: int = Field(3, ge=1)  # "cited often": at least this many turns in a period
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.slack_channel or self.teams_conversation)
+
+
 class SlackSettings(BaseModel):
     bot_token: SecretStr
     signing_secret: SecretStr
@@ -193,6 +214,7 @@ class Settings(BaseSettings):
     limits: LimitsSettings = LimitsSettings()
     channels: ChannelSettings = ChannelSettings()
     privacy: PrivacySettings = PrivacySettings()
+    digest: DigestSettings = DigestSettings()
     # Set FOOTNOTE_SCIM__TOKEN and the directory is what the identity provider pushes over SCIM,
     # not the directory file.
     scim: ScimSettings | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,7 +67,17 @@ class Database:
     def sqlite(cls, path: Path) -> Self:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5)
         conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA journal_mode = WAL")
+        # Switching a new file to WAL needs it to itself and does not wait for the busy timeout:
+        # two processes opening it at once retry here rather than fail.
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
         return cls(conn, postgres=False)
 
     @classmethod
@@ -97,7 +108,11 @@ class Database:
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        self._rows("BEGIN")
+        # SQLite: take the write lock at BEGIN. A deferred transaction that reads, then writes
+        # after another connection wrote, fails at once with "database is locked" (WAL cannot
+        # upgrade a stale snapshot), whatever the busy timeout; two processes opening a new
+        # database (both migrating) did exactly that. IMMEDIATE waits its turn instead.
+        self._rows("BEGIN" if self._pg else "BEGIN IMMEDIATE")
         try:
             yield
         except BaseException:

@@ -431,3 +431,32 @@ def test_bench_shows_progress(tmp_path):
         assert f"{step} …" in out  # said as the step starts
         assert re.search(rf"{re.escape(step)}\s+\S+\s+{count}", out), out  # and its bar at the end
     assert "nDCG@10" in out
+
+
+def test_report_gaps_and_a_digest_with_nowhere_to_post(tmp_path):
+    """Nothing unanswered: the report needs no model; --post without a target names the setting."""
+    import json
+
+    from bot.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord, ago
+    from ingest.settings import DatabaseSettings
+
+    data_dir = tmp_path / "data"
+    store = FeedbackStore.open(DatabaseSettings(), data_dir)
+    cited = (CitedDocument("handbook/hr/faq-2024.html", "HR FAQ (2024)"),)
+    for turn_id, at in [("new", ago(1)), ("old", ago(20))]:
+        store.record_turn(
+            TurnRecord(turn_id, "slack", "c", "alice", ("hr",), "dm", f"q {turn_id}?", "answered",
+                       "a", cited, at=at)
+        )  # fmt: skip
+        store.record_feedback(FeedbackRecord(turn_id, "alice", "down", "outdated"))
+    store.close()
+    gaps = footnote("report", "gaps", "--since", "7d", "--json", data_dir=data_dir)
+    assert gaps.returncode == 0, gaps.stderr
+    report = json.loads(gaps.stdout)
+    assert (report["turns"], report["unanswered"], report["topics"]) == (1, 0, [])
+    assert [o["question"] for o in report["outdated"]] == ["q new?"]
+    text = footnote("report", "gaps", "--since", "30d", data_dir=data_dir)
+    assert "2 questions asked, 0 the documents could not answer" in text.stdout
+    assert "Answers marked outdated" in text.stdout and "q old?" in text.stdout
+    post = footnote("report", "digest", "--post", data_dir=data_dir)
+    assert post.returncode == 2 and "FOOTNOTE_DIGEST__SLACK_CHANNEL" in post.stderr

@@ -199,3 +199,27 @@ def test_what_the_admin_page_reads_filters_and_counts_per_day(store):
     assert days[before] == {"answered": 1}
     assert days[yesterday] == {"unknown": 1, "answered": 1, "up": 1, "down": 1}
     assert store.daily(ago(0.5)) == {}
+
+
+def test_replicas_opening_a_new_sqlite_database_at_once_all_succeed(tmp_path):
+    """serve's turn log and its digest (or two processes) open and migrate a new file together:
+    none may fail with "database is locked"."""
+    import threading
+
+    for round_ in range(20):
+        folder = tmp_path / str(round_)
+        barrier, errors = threading.Barrier(3), []
+
+        def open_it(folder=folder, barrier=barrier, errors=errors) -> None:
+            barrier.wait()
+            try:
+                FeedbackStore.open(DatabaseSettings(), folder).close()
+            except Exception as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_it) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors

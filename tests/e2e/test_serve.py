@@ -9,7 +9,14 @@ import aiohttp
 import pytest
 
 from bot.server import serve
-from bot.settings import RedisSettings, ServerSettings, Settings, SlackSettings, TeamsSettings
+from bot.settings import (
+    DigestSettings,
+    RedisSettings,
+    ServerSettings,
+    Settings,
+    SlackSettings,
+    TeamsSettings,
+)
 from ingest.errors import ConfigError
 from testing.slack import FakeSlackAPI, SlackSender, dm_event
 from tests.e2e.conftest import (
@@ -38,6 +45,7 @@ async def test_serve_builds_everything_from_settings_and_answers(tmp_path, redis
             public_url=f"http://127.0.0.1:{port}",
             link_secret="serve-test-link-secret-0123456789abcdef",
         ),
+        digest=DigestSettings(slack_channel="COWNERS"),
     )
     ready = asyncio.Event()
     task = asyncio.ensure_future(serve(settings, socket_mode=False, ready=ready))
@@ -60,6 +68,9 @@ async def test_serve_builds_everything_from_settings_and_answers(tmp_path, redis
             )[0] == 200
             final = await slack.final_answer("D0SERVE01")
             assert final.args["text"].startswith("I don't know")
+            # the period's digest is due at start: posted once to the owners' channel
+            digest = await slack.posted("COWNERS")
+            assert "Footnote digest" in digest.args["text"]
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

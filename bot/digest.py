@@ -1,0 +1,354 @@
+"""The weekly digest: the gap report (``bot/gaps.py``) posted to the document owners' channel —
+Slack through the Web API's ``chat.postMessage`` with Block Kit, Teams as a proactive message
+into a conversation the bot is installed in (the Bot Framework connector's
+``POST /v3/conversations/{id}/activities``, through botbuilder's ``continue_conversation``).
+
+Teams: the proactive message, not an incoming webhook, because it needs nothing new — the bot's
+own app id and password, which ``serve`` already holds and checks — and the same card rendering as
+answers; Office 365 connector webhooks are being retired by Microsoft, and a webhook URL is a
+bearer secret of its own to rotate.
+
+Exactly once per period, however many replicas run: before building or posting, a replica claims
+the period with an insert-or-nothing row in the shared database (``FeedbackStore.claim_digest``,
+the period's start as primary key). The one whose insert lands posts; the others see a conflict
+and do nothing. A post that fails gives the period back (the row is deleted), so a later check —
+on any replica — tries again.
+
+Document text and questions are data: every piece is rendered inert (Slack rich_text text
+elements, Teams TextRuns — never mrkdwn or Markdown), with no mention and no link.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import os
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot import render
+from bot.feedback import FeedbackStore
+from bot.gaps import DocRef, GapReport
+from bot.settings import DigestSettings, Settings
+from ingest.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+CHECK_EVERY_S = 300.0  # how often serve looks whether a period's digest is due
+_ANCHOR = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)  # a Monday, 00:00 UTC
+
+
+@dataclass(frozen=True)
+class Period:
+    start: dt.datetime  # the report covers [start - length, start); it is due from ``start``
+    length: dt.timedelta
+
+    @property
+    def key(self) -> str:
+        return self.start.strftime("%Y-%m-%dT%H:%MZ")
+
+    @property
+    def since(self) -> str:
+        return (self.start - self.length).isoformat(timespec="milliseconds")
+
+    @property
+    def until(self) -> str:
+        return self.start.isoformat(timespec="milliseconds")
+
+
+def current_period(now: dt.datetime, s: DigestSettings) -> Period:
+    """The latest period boundary at or before ``now``: every ``period_days`` from the first
+    ``weekday`` at ``hour_utc`` (weekly: each Monday 08:00 UTC by default)."""
+    length = dt.timedelta(days=s.period_days)
+    anchor = _ANCHOR + dt.timedelta(days=s.weekday, hours=s.hour_utc)
+    steps = (now - anchor) // length
+    return Period(anchor + steps * length, length)
+
+
+def replica_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+
+def _title(report: GapReport) -> str:
+    return f"Footnote digest · {report.since[:10]} to {report.until[:10]}"
+
+
+def _summary(report: GapReport) -> str:
+    return f"{report.turns} questions asked, {report.unanswered} the documents could not answer."
+
+
+def _doc(d: DocRef) -> str:
+    return d.title if d.title and d.title != d.doc_id else d.doc_id
+
+
+def _sections(report: GapReport) -> list[tuple[str, list[tuple[str, list[str]]]]]:
+    """The digest's content, once for both platforms: (heading, [(item line, sub-lines)])."""
+    out: list[tuple[str, list[tuple[str, list[str]]]]] = []
+    if report.topics:
+        items = []
+        for i, t in enumerate(report.topics, 1):
+            people = f"{t.askers} {'person' if t.askers == 1 else 'people'}"
+            sub = [f"“{q}”" for q in t.examples]
+            if t.closest:
+                sub.append("Closest: " + "; ".join(_doc(d) for d in t.closest))
+            asked = f"{t.count} question{'' if t.count == 1 else 's'}"
+            items.append((f"{i}. {t.name} — {asked}, {people}", sub))
+        out.append(("Questions the documents could not answer", items))
+    if report.outdated:
+        out.append(
+            (
+                "Answers marked outdated",
+                [
+                    (f"“{o.question}”", ["Cited: " + ("; ".join(_doc(d) for d in o.cited) or "—")])
+                    for o in report.outdated[:10]
+                ],
+            )
+        )
+    if report.stale:
+        out.append(
+            (
+                "Cited often, not updated for a year",
+                [
+                    (f"{_doc(s.doc)} — cited {s.citations} times, updated {s.doc.updated[:10]}", [])
+                    for s in report.stale[:10]
+                ],
+            )
+        )
+    if report.conflicts:
+        out.append(
+            (
+                "Documents that disagree",
+                [
+                    (
+                        f"{_doc(c.older)} ({c.older.updated[:10]}) vs {_doc(c.newer)} "
+                        f"({c.newer.updated[:10]}) — noted in {c.count} answers",
+                        [c.note] if c.note else [],
+                    )
+                    for c in report.conflicts[:10]
+                ],
+            )
+        )
+    if not out:
+        out.append(("Nothing to report", [("Every question found an answer.", [])]))
+    return out
+
+
+def slack_digest(report: GapReport) -> tuple[str, list[dict]]:
+    """``chat.postMessage``'s ``text`` (notifications; mrkdwn, so escaped and made inert) and
+    ``blocks``: a header, a summary, then one rich_text block per section."""
+    blocks: list[dict] = [
+        {"type": "header", "text": {"type": "plain_text", "text": _title(report)[:150]}},
+        {"type": "context", "elements": [{"type": "plain_text", "text": _summary(report)}]},
+    ]
+    for heading, items in _sections(report):
+        blocks += [
+            {"type": "divider"},
+            render.slack_rich_block(render.slack_literal(heading, {"bold": True})),
+        ]
+        for line, sub in items:
+            text = "\n".join([line, *("    " + s for s in sub)])[: render.MAX_RICH_TEXT]
+            head, _, rest = text.partition("\n")
+            elements = render.slack_literal(head)
+            if rest:
+                elements += render.slack_literal("\n" + rest, {"italic": True})
+            blocks.append(render.slack_rich_block(elements))
+    text = render.slack_inert(f"{_title(report)}: {_summary(report)}")
+    return text, blocks[: render.MAX_BLOCKS]
+
+
+def teams_digest(report: GapReport) -> dict[str, Any]:
+    """An Adaptive Card: every line a RichTextBlock of TextRuns (never read as Markdown)."""
+    body: list[dict] = [
+        render.teams_plain(_title(report), weight="Bolder", size="Medium"),
+        render.teams_plain(_summary(report), isSubtle=True),
+    ]
+    for heading, items in _sections(report):
+        body.append(render.teams_plain(heading, weight="Bolder"))
+        for line, sub in items:
+            body.append(render.teams_plain(line))
+            body += [render.teams_plain(s, italic=True, isSubtle=True) for s in sub]
+    return {
+        "type": "AdaptiveCard",
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "version": "1.4",
+        "body": body,
+    }
+
+
+# --- posting ----------------------------------------------------------------------------------
+
+
+async def post_slack(settings: Settings, report: GapReport, client: Any = None) -> str:
+    """Post to ``FOOTNOTE_DIGEST__SLACK_CHANNEL``; the message's ts."""
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    slack = settings.slack
+    if slack is None:
+        raise ConfigError(
+            "FOOTNOTE_DIGEST__SLACK_CHANNEL is set but Slack is not: set FOOTNOTE_SLACK__*"
+        )
+    text, blocks = slack_digest(report)
+    client = client or AsyncWebClient(
+        token=slack.bot_token.get_secret_value(),
+        base_url=slack.api_url or AsyncWebClient.BASE_URL,
+    )
+    reply = await client.chat_postMessage(
+        channel=settings.digest.slack_channel,
+        text=text,
+        blocks=blocks,
+        unfurl_links=False,
+        unfurl_media=False,
+    )
+    return str(reply.get("ts", ""))
+
+
+async def post_teams(settings: Settings, report: GapReport) -> str:
+    """A proactive message into ``FOOTNOTE_DIGEST__TEAMS_CONVERSATION`` at its serviceUrl."""
+    from botbuilder.core import CardFactory, MessageFactory, TurnContext
+    from botbuilder.integration.aiohttp import CloudAdapter
+    from botbuilder.schema import ChannelAccount, ConversationAccount, ConversationReference
+
+    from bot.teams_auth import bot_authentication
+
+    teams, digest = settings.teams, settings.digest
+    if teams is None:
+        raise ConfigError(
+            "FOOTNOTE_DIGEST__TEAMS_CONVERSATION is set but Teams is not: set FOOTNOTE_TEAMS__*"
+        )
+    if not digest.teams_service_url:
+        raise ConfigError(
+            "FOOTNOTE_DIGEST__TEAMS_SERVICE_URL is missing: the serviceUrl of the conversation "
+            "(in any activity the bot received from it, e.g. https://smba.trafficmanager.net/emea/)"
+        )
+    adapter = CloudAdapter(bot_authentication(teams))
+    reference = ConversationReference(
+        channel_id="msteams",
+        service_url=digest.teams_service_url,
+        conversation=ConversationAccount(id=digest.teams_conversation),
+        bot=ChannelAccount(id=teams.app_id),
+    )
+    sent: list[str] = []
+
+    async def send(ctx: TurnContext) -> None:
+        card = CardFactory.adaptive_card(teams_digest(report))
+        reply = await ctx.send_activity(MessageFactory.attachment(card))
+        sent.append(getattr(reply, "id", "") or "")
+
+    await adapter.continue_conversation(reference, send, bot_app_id=teams.app_id or None)
+    return sent[0] if sent else ""
+
+
+Builder = Callable[[str, str | None], GapReport]  # (since, until or now) → the report
+
+
+def report_builder(settings: Settings, deps: Any) -> Builder:
+    """(since, until) → the gap report, over the records on file and the index of ``deps``."""
+    from bot.gaps import build_report, index_access
+
+    embed, search, lookup = index_access(deps)
+    d = settings.digest
+
+    def build(since: str, until: str | None = None) -> GapReport:
+        rows = _with_store(
+            lambda: FeedbackStore.open(settings.database, settings.data_dir),
+            lambda s: s.turns_since(since),
+        )
+        return build_report(
+            rows,
+            embed=embed,
+            search=search,
+            lookup=lookup,
+            since=since,
+            until=until,
+            max_topics=d.topics,
+            stale_days=d.stale_days,
+            stale_min_citations=d.stale_min_citations,
+        )
+
+    return build
+
+
+def scheduled(settings: Settings, build: Builder, check_every_s: float = CHECK_EVERY_S):
+    """An aiohttp cleanup context for ``serve``: while the app runs, post each period's digest
+    once it is due (every replica checks; the claim lets one post)."""
+
+    def open_store() -> FeedbackStore:
+        return FeedbackStore.open(settings.database, settings.data_dir, connect_timeout=3)
+
+    async def loop() -> None:
+        while True:
+            try:
+                await post_digest(settings, open_store, build)
+            except Exception as exc:  # logged and retried at the next check; serving goes on
+                log.warning("could not post the digest: %s; trying again later", exc)
+            await asyncio.sleep(check_every_s)
+
+    async def context(_: Any):
+        task = asyncio.ensure_future(loop())
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    return context
+
+
+@dataclass(frozen=True)
+class Outcome:
+    period: Period
+    posted: bool  # False: another replica (or an earlier run) has this period
+    where: Sequence[str] = ()
+    report: GapReport | None = None
+
+
+async def post_digest(
+    settings: Settings,
+    open_store: Callable[[], FeedbackStore],
+    build: Builder,
+    now: dt.datetime | None = None,
+    by: str | None = None,
+    slack_client: Any = None,
+) -> Outcome:
+    """Claim the current period, then build and post its report; nothing if it is claimed."""
+    period = current_period(now or dt.datetime.now(dt.UTC), settings.digest)
+    by = by or replica_id()
+
+    def claim() -> bool:
+        store = open_store()
+        try:
+            return store.claim_digest(period.key, by)
+        finally:
+            store.close()
+
+    if not await asyncio.to_thread(claim):
+        return Outcome(period, posted=False)
+    try:
+        report = await asyncio.to_thread(build, period.since, period.until)
+        where = []
+        if settings.digest.slack_channel:
+            await post_slack(settings, report, slack_client)
+            where.append(f"slack {settings.digest.slack_channel}")
+        if settings.digest.teams_conversation:
+            await post_teams(settings, report)
+            where.append("teams")
+    except BaseException:
+        await asyncio.to_thread(_with_store, open_store, lambda s: s.release_digest(period.key, by))
+        raise
+    await asyncio.to_thread(_with_store, open_store, lambda s: s.digest_posted(period.key))
+    log.info("posted the digest of %s to %s", period.key, ", ".join(where) or "nowhere")
+    return Outcome(period, posted=True, where=where, report=report)
+
+
+def _with_store(open_store: Callable[[], FeedbackStore], fn: Callable[[FeedbackStore], Any]) -> Any:
+    store = open_store()
+    try:
+        return fn(store)
+    finally:
+        store.close()

@@ -1,0 +1,261 @@
+"""The weekly digest: rendered inert, posted once per period however many replicas race for it
+(real SQLite and real PostgreSQL), to the loopback Slack Web API and Bot Framework connector."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import threading
+
+import pytest
+from pydantic import SecretStr
+
+from bot.digest import current_period, post_digest, scheduled, slack_digest, teams_digest
+from bot.feedback import FeedbackStore
+from bot.gaps import (
+    DocRef,
+    DocumentConflict,
+    GapReport,
+    OutdatedAnswer,
+    StaleDocument,
+    Topic,
+)
+from bot.settings import DigestSettings, Settings, SlackSettings, TeamsSettings
+from ingest.settings import DatabaseSettings
+from testing.idp import LoopbackIdP
+from testing.slack import FakeSlackAPI, blocks_text, flat
+from testing.teams import FakeConnector
+
+HOSTILE = "<!channel> *now* <https://evil.example|click> @here {{DATE(2026-01-01T00:00:00Z)}}"
+APP_ID, APP_PASSWORD = "00000000-0000-0000-0000-00000000d16e", "digest-secret"
+
+
+def report(question: str = "How many vacation days carry over?") -> GapReport:
+    leave = DocRef("handbook/hr/leave.md", "Leave policy", "2026-01-10", "hr@northwind.example")
+    faq = DocRef("handbook/hr/faq.html", "HR FAQ " + HOSTILE, "2024-03-01")
+    return GapReport(
+        since="2026-11-23T08:00:00.000+00:00",
+        until="2026-11-30T08:00:00.000+00:00",
+        turns=42,
+        unanswered=7,
+        topics=[
+            Topic(
+                "carry · vacation · days",
+                ["carry", "vacation", "days"],
+                5,
+                4,
+                [question, "Wie viele Urlaubstage kann ich übertragen?", HOSTILE],
+                [leave, faq],
+            )
+        ],
+        outdated=[OutdatedAnswer("What is the mileage rate?", "2026-11-25", [faq])],
+        stale=[StaleDocument(faq, 6)],
+        conflicts=[
+            DocumentConflict(faq, leave, 3, "Note: HR FAQ (updated 2024-03-01) gives 5 days")
+        ],
+    )
+
+
+def test_slack_digest_is_block_kit_with_every_text_inert():
+    text, blocks = slack_digest(report())
+    shown = blocks_text(blocks)
+    assert "carry · vacation · days — 5 questions, 4 people" in shown
+    assert "Closest: Leave policy; HR FAQ" in shown
+    assert "Leave policy (2026-01-10) vs" not in shown and "HR FAQ" in shown
+    # a question or a title is text: no mention, no link, no broadcast, no markup
+    elements = [
+        e for b in blocks if b["type"] == "rich_text" for s in b["elements"] for e in s["elements"]
+    ]
+    assert {e["type"] for e in elements} == {"text"}
+    assert HOSTILE.split(" <https")[0] in flat(blocks)  # shown as typed
+    assert any(e.get("style", {}).get("code") for e in elements if "evil" in e["text"])
+    assert "<!channel>" not in text and "&lt;!channel&gt;" not in text  # not in the summary
+    assert "<" not in text and "*" not in text
+    assert len(blocks) <= 50 and blocks[0]["type"] == "header"
+
+
+def test_teams_digest_is_an_adaptive_card_of_text_runs():
+    card = teams_digest(report())
+    runs = [r for b in card["body"] for r in b["inlines"]]
+    assert {b["type"] for b in card["body"]} == {"RichTextBlock"}
+    assert all("selectAction" not in r for r in runs)  # no links
+    text = "\n".join(r["text"] for r in runs)
+    assert "{{DATE(" not in text and "{\u200b{DATE(" in text
+    assert "carry · vacation · days — 5 questions, 4 people" in text
+
+
+@pytest.mark.parametrize(
+    ("now", "start"),
+    [
+        ("2026-12-01T07:00:00+00:00", "2026-11-30T08:00Z"),  # Tuesday: Monday's period
+        ("2026-11-30T07:59:00+00:00", "2026-11-23T08:00Z"),  # Monday before 08:00: last week's
+        ("2026-11-30T08:00:00+00:00", "2026-11-30T08:00Z"),
+    ],
+)
+def test_a_period_starts_each_week_on_the_set_day_and_hour(now, start):
+    period = current_period(dt.datetime.fromisoformat(now), DigestSettings())
+    assert period.key == start
+    assert period.since.startswith(
+        (
+            dt.datetime.fromisoformat(start.rstrip("Z") + "+00:00") - dt.timedelta(days=7)
+        ).isoformat()[:16]
+    )
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request, tmp_path) -> DatabaseSettings:
+    if request.param == "sqlite":
+        return DatabaseSettings(url=SecretStr(f"sqlite:///{tmp_path / 'shared.db'}"))
+    return DatabaseSettings(url=SecretStr(request.getfixturevalue("postgres_url")))
+
+
+@pytest.fixture
+async def slack():
+    api = await FakeSlackAPI().start()
+    yield api
+    await api.close()
+
+
+def settings_for(database, tmp_path, slack_api: FakeSlackAPI | None = None, **digest) -> Settings:
+    return Settings(
+        data_dir=tmp_path,
+        database=database,
+        slack=SlackSettings(
+            bot_token=SecretStr("xoxb-digest"),
+            signing_secret=SecretStr("s" * 32),
+            api_url=slack_api.api_url if slack_api else None,
+        )
+        if slack_api
+        else None,
+        digest=DigestSettings(**digest),
+    )
+
+
+def racing_builder(report_: GapReport):
+    """A report builder slow enough that two replicas overlap, counting its calls."""
+    calls: list[tuple[str, str | None]] = []
+    lock = threading.Lock()
+
+    def build(since: str, until: str | None) -> GapReport:
+        with lock:
+            calls.append((since, until))
+        return report_
+
+    return build, calls
+
+
+async def test_two_replicas_racing_post_the_digest_once(database, tmp_path, slack):
+    settings = settings_for(database, tmp_path, slack, slack_channel="COWNERS")
+    FeedbackStore.open(database, tmp_path).close()  # migrate once, as the first serve does
+    build, calls = racing_builder(report())
+    now = dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC)
+
+    def replica(name: str):
+        # each replica its own connection, as two processes have
+        return post_digest(
+            settings,
+            lambda: FeedbackStore.open(database, tmp_path),
+            build,
+            now=now,
+            by=name,
+        )
+
+    outcomes = await asyncio.gather(*(replica(f"replica-{i}") for i in range(4)))
+    assert sorted(o.posted for o in outcomes) == [False, False, False, True]
+    posts = slack.of("chat.postMessage", "COWNERS")
+    assert len(posts) == 1 and len(calls) == 1
+    assert posts[0].args["unfurl_links"] in (False, "false", "0", 0)
+    assert calls[0] == ("2026-11-23T08:00:00.000+00:00", "2026-11-30T08:00:00.000+00:00")
+    # the next week is a new period; the same week again is not
+    again = await post_digest(
+        settings, lambda: FeedbackStore.open(database, tmp_path), build, now=now, by="late"
+    )
+    later = await post_digest(
+        settings,
+        lambda: FeedbackStore.open(database, tmp_path),
+        build,
+        now=now + dt.timedelta(days=7),
+        by="late",
+    )
+    assert (again.posted, later.posted) == (False, True)
+    assert len(slack.of("chat.postMessage", "COWNERS")) == 2
+    store = FeedbackStore.open(database, tmp_path)
+    assert [(p, bool(at)) for p, _, at in store.digests()] == [
+        ("2026-11-30T08:00Z", True),
+        ("2026-12-07T08:00Z", True),
+    ]
+    store.close()
+
+
+async def test_a_failed_post_gives_the_period_back(database, tmp_path, slack):
+    settings = settings_for(database, tmp_path, slack, slack_channel="COWNERS")
+    build, _ = racing_builder(report())
+    now = dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC)
+    slack.fail["chat.postMessage"] = "not_in_channel"
+    with pytest.raises(Exception, match="not_in_channel"):
+        await post_digest(
+            settings, lambda: FeedbackStore.open(database, tmp_path), build, now=now, by="a"
+        )
+    del slack.fail["chat.postMessage"]
+    outcome = await post_digest(
+        settings, lambda: FeedbackStore.open(database, tmp_path), build, now=now, by="b"
+    )
+    assert outcome.posted
+    assert len([c for c in slack.of("chat.postMessage") if c.result["ok"]]) == 1
+
+
+async def test_serve_replicas_post_on_schedule_once(database, tmp_path, slack):
+    """Two ``serve`` processes' schedulers over one database: one digest per period."""
+    settings = settings_for(database, tmp_path, slack, slack_channel="COWNERS")
+    build, calls = racing_builder(report())
+    async with contextlib.AsyncExitStack() as stack:
+        for _ in range(2):
+            ctx = scheduled(settings, build, check_every_s=0.05)(None)
+            await ctx.__anext__()
+            stack.push_async_callback(_finish, ctx)
+        await slack.wait_for(lambda calls: slack.of("chat.postMessage"), timeout=10)
+        await asyncio.sleep(0.5)  # many more checks on both
+    assert len(slack.of("chat.postMessage", "COWNERS")) == 1 and len(calls) == 1
+
+
+async def _finish(ctx) -> None:
+    with contextlib.suppress(StopAsyncIteration):
+        await ctx.__anext__()
+
+
+async def test_teams_digest_is_a_proactive_message_with_the_bots_token(tmp_path):
+    idp = LoopbackIdP({APP_ID: APP_PASSWORD}).start()
+    connector = await FakeConnector(authorize=idp.accepts).start()
+    try:
+        with idp.trusted():
+            settings = Settings(
+                data_dir=tmp_path,
+                teams=TeamsSettings(
+                    app_id=APP_ID,
+                    app_password=SecretStr(APP_PASSWORD),
+                    openid_metadata_url=idp.openid_metadata_url,
+                    login_url=idp.login_url,
+                ),
+                digest=DigestSettings(
+                    teams_conversation="19:owners@thread.tacv2",
+                    teams_service_url=connector.url + "/",
+                ),
+            )
+            build, _ = racing_builder(report())
+            outcome = await post_digest(
+                settings,
+                lambda: FeedbackStore.open(settings.database, tmp_path),
+                build,
+                now=dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC),
+            )
+    finally:
+        await connector.close()
+        idp.close()
+    assert outcome.posted and outcome.where == ["teams"]
+    assert not [c for c in connector.calls if c.method == "401"]
+    [message] = connector.messages("19:owners@thread.tacv2")
+    card = message["attachments"][0]["content"]
+    text = FakeConnector.card_text(card)
+    assert "carry · vacation · days — 5 questions, 4 people" in text
+    assert "](" not in text  # no link run

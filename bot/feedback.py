@@ -231,7 +231,8 @@ class FeedbackStore(Database):
     def rated_since(self, since: str) -> list[tuple[TurnRecord, FeedbackRecord]]:
         """Every turn that got feedback at or after ``since``, oldest first, with the asker's
         latest feedback on it (only the asker may rate a turn)."""
-        cols = ", ".join(f"t.{c.strip()}" for c in self._TURN_COLUMNS.split(","))
+        turn_columns = [c.strip() for c in self._TURN_COLUMNS.split(",")]
+        cols = ", ".join(f"t.{c}" for c in turn_columns)
         rows = self._rows(
             f"SELECT {cols}, f.turn_id, f.user_id, f.vote, f.reason, f.note, f.at"
             " FROM feedback f JOIN turns t ON t.turn_id = f.turn_id"
@@ -243,7 +244,8 @@ class FeedbackStore(Database):
     def turns_since(self, since: str) -> list[tuple[TurnRecord, FeedbackRecord | None]]:
         """Every turn answered at or after ``since``, oldest first, with the asker's own feedback
         on it (None when they gave none): what the gap report reads."""
-        cols = ", ".join(f"t.{c.strip()}" for c in self._TURN_COLUMNS.split(","))
+        turn_columns = [c.strip() for c in self._TURN_COLUMNS.split(",")]
+        cols = ", ".join(f"t.{c}" for c in turn_columns)
         rows = self._rows(
             f"SELECT {cols}, f.turn_id, f.user_id, f.vote, f.reason, f.note, f.at"
             " FROM turns t LEFT JOIN feedback f ON f.turn_id = t.turn_id AND f.user_id = t.user_id"
@@ -315,7 +317,8 @@ class FeedbackStore(Database):
         self, vote: str = "", reason: str = "", limit: int = 200
     ) -> list[tuple[TurnRecord, FeedbackRecord]]:
         """The latest feedback, newest first, each with its turn."""
-        cols = ", ".join(f"t.{c.strip()}" for c in self._TURN_COLUMNS.split(","))
+        turn_columns = [c.strip() for c in self._TURN_COLUMNS.split(",")]
+        cols = ", ".join(f"t.{c}" for c in turn_columns)
         where, params = ["1 = 1"], []
         if vote:
             where.append("f.vote = ?")
@@ -329,7 +332,8 @@ class FeedbackStore(Database):
             f" WHERE {' AND '.join(where)} ORDER BY f.at DESC, f.turn_id DESC LIMIT ?",
             (*params, limit),
         )
-        return [(self._turn(r[:11]), FeedbackRecord(*r[11:])) for r in rows]
+        n = len(turn_columns)
+        return [(self._turn(r[:n]), FeedbackRecord(*r[n:])) for r in rows]
 
     def daily(self, since: str) -> dict[str, dict[str, int]]:
         """Per UTC day since ``since``: turns by status and feedback by vote (``up`` / ``down``)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import threading
 from pathlib import Path
@@ -221,6 +222,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         stderr.print()  # the shell prompt starts on a line of its own
+        if any(t.name == PRELOAD and t.is_alive() for t in threading.enumerate()):
+            # A busy machine may still be loading the models, in native code that cannot be
+            # interrupted: exit now rather than hold Ctrl-C for the seconds that takes.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
         return 130
 
 
@@ -269,20 +276,19 @@ def require_documents(deps) -> None:
         )
 
 
+PRELOAD = "preload"  # the name of the threads that load the models ahead of the first question
+
+
 def preload_models(deps) -> None:
     """Start loading the embedding models, each on a thread of its own, while this thread builds
     the answer loop: the loads run mostly in native code, so on two cores they overlap the
     imports instead of following them, a good part of a one-shot ``ask``'s wall time.
 
-    Daemon threads: Ctrl-C at the first prompt, while a busy machine is still loading, must not
-    wait for the load to end before the process exits."""
+    Not daemons: a daemon thread still in the models' native code when the interpreter shuts
+    down aborts the process. Ctrl-C during the load ends the process without waiting (``main``)."""
     for embedder in deps.embedders:
         threading.Thread(
-            target=embedder.embed,
-            args=(["warm up"],),
-            kwargs={"kind": "query"},
-            name="preload",
-            daemon=True,
+            target=embedder.embed, args=(["warm up"],), kwargs={"kind": "query"}, name=PRELOAD
         ).start()
 
 

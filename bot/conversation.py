@@ -18,6 +18,7 @@ a reference that the log line carries too — never an exception's name.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
@@ -57,6 +58,27 @@ THANKS_FOR_FEEDBACK = "Thanks for the feedback!"
 ONLY_THE_ASKER = "Only {who} can confirm or cancel this ticket."
 ONLY_THE_ASKER_RATES = "Only {who} can rate this answer."
 TICKET_REQUEST = "Please open a ticket: {question}"
+
+
+def throttled(
+    show: Callable[[str], Awaitable[object]], interval_s: float, errors: tuple[type[Exception], ...]
+) -> Progress:
+    """Progress that shows a line at most once per ``interval_s`` (chat edits are rate-limited),
+    best effort: a failure to show it (one of ``errors``) is logged, never raised."""
+    last = time.monotonic()
+
+    async def progress(text: str) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last < interval_s:
+            return
+        last = now
+        try:
+            await show(text)
+        except errors as exc:
+            log.info("progress update failed: %s", exc)
+
+    return progress
 
 
 def conversation_id(platform: str, *parts: str | None) -> str:

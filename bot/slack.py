@@ -56,6 +56,7 @@ from bot.conversation import (
     Profile,
     Question,
     conversation_id,
+    throttled,
 )
 from bot.settings import SlackSettings
 
@@ -328,25 +329,15 @@ class SlackAdapter:
         await self.conversation.ask(question, kind(self, channel, thread_ts, event["user"]))
 
     def _progress(self, channel: str, ts: str) -> Progress:
-        last = time.monotonic()
+        async def edit(text: str) -> None:
+            await self.client.chat_update(
+                channel=channel,
+                ts=ts,
+                text=render.slack_inert(text),
+                blocks=render.slack_progress_blocks(text),
+            )
 
-        async def progress(text: str) -> None:
-            nonlocal last
-            now = time.monotonic()
-            if now - last < self.progress_interval_s:
-                return
-            last = now
-            try:
-                await self.client.chat_update(
-                    channel=channel,
-                    ts=ts,
-                    text=render.slack_inert(text),
-                    blocks=render.slack_progress_blocks(text),
-                )
-            except SlackApiError as exc:  # progress is best-effort
-                log.info("progress update failed: %s", exc)
-
-        return progress
+        return throttled(edit, self.progress_interval_s, (SlackApiError,))
 
     async def _ephemeral(
         self, channel: str, user: str, text: str, thread_ts: str | None = None
@@ -567,20 +558,7 @@ class _AssistantReply(_ThreadReply):
         except SlackApiError as exc:  # not an assistant thread: a plain DM thread's placeholder
             log.info("no assistant status here (%s)", exc.response.get("error"))
             return await super().working()
-        last = time.monotonic()
-
-        async def progress(text: str) -> None:
-            nonlocal last
-            now = time.monotonic()
-            if now - last < self.adapter.progress_interval_s:
-                return
-            last = now
-            try:
-                await self._status(text)
-            except SlackApiError as exc:  # progress is best-effort
-                log.info("status update failed: %s", exc)
-
-        return progress
+        return throttled(self._status, self.adapter.progress_interval_s, (SlackApiError,))
 
     async def _status(self, text: str) -> None:
         await self.client.assistant_threads_setStatus(

@@ -26,7 +26,6 @@ import html
 import json
 import logging
 import re
-import time
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -64,6 +63,7 @@ from bot.conversation import (
     Question,
     conversation_id,
     something_went_wrong,
+    throttled,
 )
 from bot.settings import TeamsSettings
 from bot.teams_auth import (
@@ -277,20 +277,11 @@ class _TeamsReply:
             return None
         sent = await self.ctx.send_activity(plain(f"⏳ {render.PLACEHOLDER}"))
         self.informative = sent.id if sent is not None else None
-        last = time.monotonic()
 
-        async def progress(text: str) -> None:
-            nonlocal last
-            now = time.monotonic()
-            if now - last < self.progress_interval_s:
-                return
-            last = now
-            try:
-                await self._replace(plain(f"⏳ {text}"), keep=True)
-            except Exception as exc:  # progress is best-effort
-                log.info("progress update failed: %s", exc)
+        async def edit(text: str) -> None:
+            await self._replace(plain(f"⏳ {text}"), keep=True)
 
-        return progress
+        return throttled(edit, self.progress_interval_s, (Exception,))  # an outside call
 
     async def show(self, answer: Answer, view: dict[str, Any]) -> None:
         card = render.teams_card(answer, **view)

@@ -555,41 +555,42 @@ def scim_routes(app: web.Application, store: ScimStore, token: str) -> None:
             "Resources": page,
         }
 
-    async def list_users(request: web.Request) -> dict[str, Any]:
-        return listing(request, store.users)
+    def resource(
+        kind: str,
+        find: Callable[[str, str], list[dict[str, Any]]],
+        create: Callable[[dict[str, Any]], dict[str, Any]],
+        read: Callable[[str], dict[str, Any]],
+        replace: Callable[[str, dict[str, Any]], dict[str, Any]],
+        patch: Callable[[str, Any], dict[str, Any]],
+        delete: Callable[[str], None],
+    ) -> None:
+        """The six routes of one resource type (Users or Groups) over the store's methods."""
 
-    async def create_user(request: web.Request) -> dict[str, Any]:
-        return store.create_user(await body(request))
+        async def list_(request: web.Request) -> dict[str, Any]:
+            return listing(request, find)
 
-    async def get_user(request: web.Request) -> dict[str, Any]:
-        return store.user(request.match_info["id"])
+        async def create_(request: web.Request) -> dict[str, Any]:
+            return create(await body(request))
 
-    async def put_user(request: web.Request) -> dict[str, Any]:
-        return store.replace_user(request.match_info["id"], await body(request))
+        async def read_(request: web.Request) -> dict[str, Any]:
+            return read(request.match_info["id"])
 
-    async def patch_user(request: web.Request) -> dict[str, Any]:
-        return store.patch_user(request.match_info["id"], (await body(request)).get("Operations"))  # type: ignore[arg-type]
+        async def replace_(request: web.Request) -> dict[str, Any]:
+            return replace(request.match_info["id"], await body(request))
 
-    async def delete_user(request: web.Request) -> None:
-        store.delete_user(request.match_info["id"])
+        async def patch_(request: web.Request) -> dict[str, Any]:
+            return patch(request.match_info["id"], (await body(request)).get("Operations"))
 
-    async def list_groups(request: web.Request) -> dict[str, Any]:
-        return listing(request, store.groups)
+        async def delete_(request: web.Request) -> None:
+            delete(request.match_info["id"])
 
-    async def create_group(request: web.Request) -> dict[str, Any]:
-        return store.create_group(await body(request))
-
-    async def get_group(request: web.Request) -> dict[str, Any]:
-        return store.group(request.match_info["id"])
-
-    async def put_group(request: web.Request) -> dict[str, Any]:
-        return store.replace_group(request.match_info["id"], await body(request))
-
-    async def patch_group(request: web.Request) -> dict[str, Any]:
-        return store.patch_group(request.match_info["id"], (await body(request)).get("Operations"))  # type: ignore[arg-type]
-
-    async def delete_group(request: web.Request) -> None:
-        store.delete_group(request.match_info["id"])
+        r = app.router
+        r.add_get(f"{BASE}/{kind}", guarded(list_))
+        r.add_post(f"{BASE}/{kind}", guarded(create_, 201))
+        r.add_get(f"{BASE}/{kind}/{{id}}", guarded(read_))
+        r.add_put(f"{BASE}/{kind}/{{id}}", guarded(replace_))
+        r.add_patch(f"{BASE}/{kind}/{{id}}", guarded(patch_))
+        r.add_delete(f"{BASE}/{kind}/{{id}}", guarded(delete_))
 
     async def config(request: web.Request) -> dict[str, Any]:
         return {
@@ -605,20 +606,12 @@ def scim_routes(app: web.Application, store: ScimStore, token: str) -> None:
             ],
         }
 
-    r = app.router
-    r.add_get(f"{BASE}/ServiceProviderConfig", guarded(config))
-    r.add_get(f"{BASE}/Users", guarded(list_users))
-    r.add_post(f"{BASE}/Users", guarded(create_user, 201))
-    r.add_get(f"{BASE}/Users/{{id}}", guarded(get_user))
-    r.add_put(f"{BASE}/Users/{{id}}", guarded(put_user))
-    r.add_patch(f"{BASE}/Users/{{id}}", guarded(patch_user))
-    r.add_delete(f"{BASE}/Users/{{id}}", guarded(delete_user))
-    r.add_get(f"{BASE}/Groups", guarded(list_groups))
-    r.add_post(f"{BASE}/Groups", guarded(create_group, 201))
-    r.add_get(f"{BASE}/Groups/{{id}}", guarded(get_group))
-    r.add_put(f"{BASE}/Groups/{{id}}", guarded(put_group))
-    r.add_patch(f"{BASE}/Groups/{{id}}", guarded(patch_group))
-    r.add_delete(f"{BASE}/Groups/{{id}}", guarded(delete_group))
+    app.router.add_get(f"{BASE}/ServiceProviderConfig", guarded(config))
+    s = store
+    resource("Users", s.users, s.create_user, s.user, s.replace_user, s.patch_user, s.delete_user)
+    resource(
+        "Groups", s.groups, s.create_group, s.group, s.replace_group, s.patch_group, s.delete_group
+    )
 
 
 def _error(exc: ScimError) -> web.Response:

@@ -1,14 +1,18 @@
 """Slack adapter latency on loopback: signed ``message.im`` events → the running bot → a fake Slack API.
 
 For each event it measures, from the moment the POST starts:
-  * placeholder — until the fake Slack API receives ``chat.postMessage`` ("Looking through the docs…")
-  * answer      — until it receives the last ``chat.update`` (the final Block Kit answer)
+  * placeholder — until the fake Slack API receives ``chat.postMessage`` ("Looking through the docs…");
+                  with ``--side-panel`` (questions in an assistant thread) the first
+                  ``assistant.threads.setStatus`` instead
+  * answer      — until it receives the final Block Kit answer (``chat.update`` of the placeholder,
+                  or the thread's reply in the side panel)
 and prints p50 / p95 / max over the run. Everything is real but Slack: Bolt (signature checks),
 the assistant over the sample handbook (ingested into a temporary folder first, or reused with
 ``--data-dir``), Redis (a throw-away key prefix).
 
     python benchmarks/bench_slack.py                 # 60 DMs, one at a time
     python benchmarks/bench_slack.py -n 100 -c 4     # 100 DMs, 4 in flight
+    python benchmarks/bench_slack.py --side-panel    # in assistant threads: status line, then reply
 """
 
 from __future__ import annotations
@@ -63,7 +67,12 @@ def pct(values: list[float], p: float) -> float:
 
 
 async def run(
-    n: int, concurrency: int, data_dir: Path, redis_url: str, off_loop: bool = True
+    n: int,
+    concurrency: int,
+    data_dir: Path,
+    redis_url: str,
+    off_loop: bool = True,
+    side_panel: bool = False,
 ) -> dict[str, list[float]]:
     slack = await FakeSlackAPI().start()
     settings = Settings(
@@ -102,12 +111,28 @@ async def run(
                 t0 = time.perf_counter()
                 status, _ = await sender.event(
                     dm_event(
-                        QUESTIONS[i % len(QUESTIONS)], user=USERS[i % len(USERS)], channel=channel
+                        QUESTIONS[i % len(QUESTIONS)],
+                        user=USERS[i % len(USERS)],
+                        channel=channel,
+                        thread_ts=f"1700000000.{i:06d}" if side_panel else None,
                     )
                 )
                 results["ack"].append(time.perf_counter() - t0)
                 assert status == 200, status
-                placeholder = await slack.posted(channel, timeout=120)
+                if side_panel:
+                    placeholder = await slack.wait_for(
+                        lambda _: next(
+                            (
+                                c
+                                for c in slack.of("assistant.threads.setStatus")
+                                if c.args.get("channel_id") == channel
+                            ),
+                            None,
+                        ),
+                        120,
+                    )
+                else:
+                    placeholder = await slack.posted(channel, timeout=120)
                 final = await slack.final_answer(channel, timeout=120)
             results["placeholder"].append(placeholder.at - t0)
             results["answer"].append(final.at - t0)
@@ -138,24 +163,37 @@ def main() -> int:
         help="run the assistant on the web loop (no AgentThread)",
     )
     parser.add_argument(
+        "--side-panel",
+        action="store_true",
+        help="ask in assistant threads: the status line, then the answer as the reply",
+    )
+    parser.add_argument(
         "--redis-url", default=os.environ.get("FOOTNOTE_REDIS__URL", "redis://127.0.0.1:6379/0")
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="footnote-bench-") as tmp:
         data_dir = args.data_dir or Path(tmp)
         results = asyncio.run(
-            run(args.events, args.concurrency, data_dir, args.redis_url, not args.same_loop)
+            run(
+                args.events,
+                args.concurrency,
+                data_dir,
+                args.redis_url,
+                not args.same_loop,
+                args.side_panel,
+            )
         )
     where = "web loop" if args.same_loop else "agent thread"
     print(
-        f"Slack DM latency on loopback — {args.events} events, concurrency {args.concurrency}, "
+        f"Slack {'side-panel' if args.side_panel else 'DM'} latency on loopback — "
+        f"{args.events} events, concurrency {args.concurrency}, "
         f"assistant on the {where}, {os.cpu_count()} CPUs"
     )
     print(f"{'':>26} {'p50':>8} {'p95':>8} {'max':>8}")
     for name, label in (
         ("ack", "HTTP 200 (ack)"),
-        ("placeholder", "placeholder posted"),
-        ("answer", "final answer (chat.update)"),
+        ("placeholder", "first status" if args.side_panel else "placeholder posted"),
+        ("answer", "final answer"),
     ):
         v = results[name]
         print(

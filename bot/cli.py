@@ -339,8 +339,12 @@ def run_ingest(deps, folder: Path, default_acl: list[str] | None):
         report = ingester.ingest(folder, default_acl, on_file=on_file)
     for doc_id, reason in report.failed:
         console.print(Text("skipped ", style="yellow") + plain(f"{doc_id}: {reason}"))
+    relabelled = (
+        f"readers changed {len(report.readers_changed)} · " if report.readers_changed else ""
+    )
     console.print(
-        f"added {len(report.added)} · updated {len(report.updated)} · unchanged {len(report.unchanged)} · "
+        f"added {len(report.added)} · updated {len(report.updated)} · {relabelled}"
+        f"unchanged {len(report.unchanged)} · "
         f"deleted {len(report.deleted)} · failed {len(report.failed)}  "
         f"({report.chunks} chunks in {report.seconds:.1f}s, {report.chunks_per_s:.0f} chunks/s)"
     )

@@ -104,6 +104,7 @@ def chunk_document(doc: Document, *, max_tokens: int = 220, overlap: int = 40) -
                     acl=list(doc.acl),
                     lang=doc.lang,
                     content_hash=doc.content_hash,
+                    body_hash=doc.body_hash,
                     url=doc.url,
                     audience=sorted(section_audience(unit.path, frozenset(doc.audience))),
                 )

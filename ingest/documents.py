@@ -29,6 +29,7 @@ class Document:
     content_hash: str = ""
     url: str | None = None
     audience: list[str] = field(default_factory=list)  # who it is written for; [] = everyone
+    body_hash: str = ""  # content_hash without who may read it (``DocState.body_hash``)
 
 
 class ChunkPayload(TypedDict):
@@ -52,6 +53,7 @@ class ChunkPayload(TypedDict):
     content_hash: str
     audience: list[str]
     doc_chunks: NotRequired[int | None]  # the document's chunk count, set when it is written
+    body_hash: NotRequired[str]  # absent on points written before it was recorded
 
 
 @dataclass
@@ -75,6 +77,7 @@ class Chunk:
     content_hash: str
     url: str | None = None
     audience: list[str] = field(default_factory=list)
+    body_hash: str = ""
 
     @property
     def body(self) -> str:
@@ -100,4 +103,5 @@ class Chunk:
             "lang": self.lang,
             "content_hash": self.content_hash,
             "audience": self.audience,
+            "body_hash": self.body_hash,
         }

@@ -55,7 +55,7 @@ from ingest.index import (
 if TYPE_CHECKING:
     from qdrant_edge import ConditionType  # a name of the stub only
 
-_STATE_FIELDS = ["doc_id", "content_hash", "doc_chunks"]
+_STATE_FIELDS = ["doc_id", "content_hash", "doc_chunks", "body_hash"]
 # The index's own record (how it was built) sits next to the shard: Qdrant Edge has no collection
 # metadata, and the folder is the index.
 METADATA_FILE = "footnote-index.json"
@@ -113,6 +113,10 @@ class EdgeIndex:
 
     def delete_document(self, doc_id: str) -> None:
         self.shard.update(UpdateOperation.delete_points_by_filter(_match("doc_id", doc_id)))
+
+    def set_payloads(self, updates: Sequence[tuple[int, dict[str, Any]]]) -> None:
+        for point, fields in updates:
+            self.shard.update(UpdateOperation.set_payload([point], dict(fields)))
 
     def purge_tombstones(self) -> None:
         self.shard.update(UpdateOperation.delete_points_by_filter(_match("acl", TOMBSTONE_ACL)))
@@ -196,7 +200,10 @@ class EdgeIndex:
         f = Filter(must=[FieldCondition(key="seq", match=MatchValue(0))])
         for payload in self._scroll(f, _STATE_FIELDS):
             states[payload["doc_id"]] = DocState(
-                payload["doc_id"], payload["content_hash"], payload["doc_chunks"]
+                payload["doc_id"],
+                payload["content_hash"],
+                payload["doc_chunks"],
+                payload.get("body_hash") or "",
             )
         return states
 

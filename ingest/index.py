@@ -82,6 +82,9 @@ class DocState:
     doc_id: str
     content_hash: str
     chunks: int
+    # The hash of what was embedded (text, title, source, the reader): equal while only who may
+    # read the document changed. "" for points written before it was recorded.
+    body_hash: str = ""
 
 
 class Index(Protocol):
@@ -95,6 +98,11 @@ class Index(Protocol):
         ...
 
     def delete_document(self, doc_id: str) -> None: ...
+
+    def set_payloads(self, updates: Sequence[tuple[int, dict[str, Any]]]) -> None:
+        """Merge fields into existing points' payloads, in the order given (vectors untouched):
+        who may read a document changes without embedding it again."""
+        ...
 
     def query(self, q: HybridQuery) -> list[Hit]: ...
 

@@ -42,6 +42,8 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    # only who may read them changed: their points re-labelled, nothing embedded again
+    readers_changed: list[str] = field(default_factory=list)
     chunks: int = 0
     seconds: float = 0.0
     cpu_seconds: float = 0.0  # this process's CPU time, all threads: throughput on a shared machine
@@ -118,6 +120,8 @@ class Ingester:
                 report.failed.append((doc_id, "no text to index"))
                 on_file(doc_id, "failed")
                 continue
+            if self._relabel(doc, chunks, old, report, on_file):
+                continue
             pending.append((doc, chunks, "updated" if old else "added"))
             if sum(len(c) for _, c, _ in pending) >= self.batch_chunks:
                 self._write(pending, known, report, on_file)
@@ -129,7 +133,7 @@ class Ingester:
                 report.deleted.append(doc_id)
                 on_file(doc_id, "deleted")
         self.index.purge_tombstones()
-        if report.added or report.updated or report.deleted:
+        if report.added or report.updated or report.deleted or report.readers_changed:
             self.index.optimize()  # merge segments and build HNSW: a fresh Edge folder is scanned, not indexed
         report.seconds = time.perf_counter() - started
         report.cpu_seconds = time.process_time() - cpu
@@ -159,14 +163,16 @@ class Ingester:
                 max_tokens=self.settings.chunk_tokens,
                 overlap=self.settings.chunk_overlap,
             )
-            if chunks:
+            if chunks and not self._relabel(doc, chunks, old, report, on_file):
                 pending.append((doc, chunks, "updated" if old else "added"))
             if sum(len(c) for _, c, _ in pending) >= self.batch_chunks:
                 self._write(pending, known, report, on_file)
                 pending = []
         self._write(pending, known, report, on_file)
         self.index.purge_tombstones()
-        if optimize and (report.added or report.updated or report.deleted):
+        if optimize and (
+            report.added or report.updated or report.deleted or report.readers_changed
+        ):
             self.index.optimize()  # merge segments and build HNSW: a fresh Edge folder is scanned, not indexed
         report.seconds = time.perf_counter() - started
         report.cpu_seconds = time.process_time() - cpu
@@ -191,7 +197,15 @@ class Ingester:
         text = "\n".join(s.text for s in parsed.sections)
         if not text.strip():
             raise BadDocument("no text to index")
-        digest = hashlib.sha256(path.read_bytes())
+        data = path.read_bytes()
+        body = hashlib.sha256(data)  # what is embedded: everything but who may read it
+        body.update(
+            json.dumps(
+                {k: v for k, v in meta.items() if k != "acl"}, sort_keys=True, default=str
+            ).encode()
+        )
+        body.update(READER_VERSION.encode())
+        digest = hashlib.sha256(data)
         digest.update(json.dumps({**meta, "acl": acl}, sort_keys=True, default=str).encode())
         digest.update(READER_VERSION.encode())
         title = str(meta.get("title") or parsed.title)
@@ -207,6 +221,7 @@ class Ingester:
             acl=acl,
             lang=str(meta.get("lang") or detect_lang(text)),
             content_hash=digest.hexdigest(),
+            body_hash=body.hexdigest(),
             url=meta.get("url"),
             audience=sorted(document_audience(title, parsed.sections, meta, acl)),
         )
@@ -248,6 +263,35 @@ class Ingester:
                 )
             )
         return points
+
+    def _relabel(
+        self,
+        doc: Document,
+        chunks: list[Chunk],
+        old: DocState | None,
+        report: IngestReport,
+        on_file: Callable[[str, str], None],
+    ) -> bool:
+        """When only who may read ``doc`` changed, write its new readers onto the points it has
+        (no parsing into vectors, no embedding) and say so; False when it must be written whole.
+
+        The first chunk, which holds the document's state, is updated last: a crash in between
+        leaves the document looking changed, so the next run does it again."""
+        if old is None or not old.body_hash or old.body_hash != doc.body_hash:
+            return False
+        if len(chunks) != old.chunks:  # chunked differently since (settings): write it whole
+            return False
+        updates = [
+            (
+                point_id(doc.doc_id, c.seq),
+                {"acl": c.acl, "audience": c.audience, "content_hash": c.content_hash},
+            )
+            for c in sorted(chunks, key=lambda c: c.seq, reverse=True)
+        ]
+        self.index.set_payloads(updates)
+        report.readers_changed.append(doc.doc_id)
+        on_file(doc.doc_id, "readers changed")
+        return True
 
     def _write(
         self,

@@ -95,6 +95,17 @@ class ServerIndex:
             self.collection, models.FilterSelector(filter=_match("doc_id", doc_id)), wait=True
         )
 
+    def set_payloads(self, updates: Sequence[tuple[int, dict[str, Any]]]) -> None:
+        if not updates:
+            return
+        operations = [
+            models.SetPayloadOperation(
+                set_payload=models.SetPayload(payload=dict(fields), points=[point])
+            )
+            for point, fields in updates
+        ]
+        self.client.batch_update_points(self.collection, operations, wait=True)
+
     def purge_tombstones(self) -> None:
         self.client.delete(
             self.collection, models.FilterSelector(filter=_match("acl", TOMBSTONE_ACL)), wait=True
@@ -162,8 +173,10 @@ class ServerIndex:
     def documents(self) -> dict[str, DocState]:
         f = models.Filter(must=[models.FieldCondition(key="seq", match=models.MatchValue(value=0))])
         return {
-            p["doc_id"]: DocState(p["doc_id"], p["content_hash"], p["doc_chunks"])
-            for p in self._scroll(f, ["doc_id", "content_hash", "doc_chunks"])
+            p["doc_id"]: DocState(
+                p["doc_id"], p["content_hash"], p["doc_chunks"], p.get("body_hash") or ""
+            )
+            for p in self._scroll(f, ["doc_id", "content_hash", "doc_chunks", "body_hash"])
         }
 
     def chunks(self, doc_id: str, groups: Sequence[str]) -> list[ChunkPayload]:

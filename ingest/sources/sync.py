@@ -108,6 +108,9 @@ class IndexSink:
         acl = index_acl(sd.principals, self.admin_groups)
         title = sd.title or parsed.title
         text = "\n".join(s.text for s in parsed.sections)
+        body = hashlib.sha256(data)  # what is embedded: everything but who may read it
+        body.update(json.dumps([title, sd.url, sd.owner]).encode())
+        body.update(READER_VERSION.encode())
         digest = hashlib.sha256(data)
         digest.update(json.dumps([title, sd.url, sd.owner, acl]).encode())
         digest.update(READER_VERSION.encode())
@@ -121,6 +124,7 @@ class IndexSink:
             acl=acl,
             lang=detect_lang(text),
             content_hash=digest.hexdigest(),
+            body_hash=body.hexdigest(),
             url=sd.url,
             audience=sorted(document_audience(title, parsed.sections, {}, acl)),
         )

@@ -100,6 +100,22 @@ def test_acl_filter_hides_documents_even_for_a_verbatim_quote(index):
     assert len(index.chunks("hr/bands", ["hr"])) == 1
 
 
+def test_set_payloads_relabels_points_and_keeps_their_vectors_and_other_fields(index):
+    quote = "L4 senior engineer salary band 78000 96000 EUR"
+    index.upsert_document("hr/bands", points("hr/bands", [quote, "second part"], ["hr"]), [])
+    before = index.query(query(quote, ["hr"], seed=0, with_vectors=["minilm"]))[0]
+
+    index.set_payloads(
+        [(1, {"acl": ["engineering"]}), (0, {"acl": ["engineering"], "content_hash": "h2"})]
+    )
+
+    assert index.query(query(quote, ["hr"], seed=0)) == []
+    after = index.query(query(quote, ["engineering"], seed=0, with_vectors=["minilm"]))[0]
+    assert after.id == before.id and after.vectors == before.vectors
+    assert after.payload["text"] == quote and after.payload["acl"] == ["engineering"]
+    assert index.documents()["hr/bands"].content_hash == "h2"
+
+
 def test_replacing_with_fewer_chunks_hides_then_purges_the_rest(index):
     index.upsert_document("d", points("d", ["alpha one", "beta two", "gamma three"], ["*"]), [])
     assert index.documents()["d"].chunks == 3

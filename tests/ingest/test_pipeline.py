@@ -16,7 +16,7 @@ from bot.cli import main as cli_main
 from bot.settings import Settings
 from ingest.edge_index import EdgeIndex
 from ingest.index import vector_dims
-from ingest.pipeline import Ingester
+from ingest.pipeline import Ingester, point_id
 from ingest.settings import IngestSettings
 from ingest.sparse import BM25Encoder
 
@@ -56,16 +56,44 @@ def test_rerun_skips_unchanged_replaces_changed_deletes_removed(tmp_path, embedd
     assert ing.index.count() == 1  # stale chunks of the old version are gone, not just hidden
 
 
-def test_access_change_alone_reindexes(tmp_path, embedders):
+def test_an_access_change_alone_relabels_the_points_without_embedding_again(tmp_path, embedders):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.txt").write_text("A note about the office plants.\n\n" * 3)
+    (docs / "memo.md").write_text("# Memo\n\n## One\n\nBudgets.\n\n## Two\n\nTravel.\n")  # no rule
+    ing = make_ingester(tmp_path, embedders)
+    ing.ingest(docs)
+    assert ing.index.chunks("docs/note.txt", ["admins"])  # no rule: admins only
+    assert not ing.index.chunks("docs/note.txt", ["engineering"])
+    embedded: list[int] = []
+    embed = ing.embed_chunks
+    ing.embed_chunks = lambda chunks: embedded.append(len(chunks)) or embed(chunks)  # type: ignore[method-assign]
+
+    (docs / "_access.yaml").write_text("acl: [engineering]\n")
+    report = ing.ingest(docs)
+
+    assert report.readers_changed == ["docs/memo.md", "docs/note.txt"] and not report.updated
+    assert embedded == []  # nothing embedded again
+    for doc in ("docs/memo.md", "docs/note.txt"):
+        chunks = ing.index.chunks(doc, ["engineering"])
+        assert chunks and all(c["acl"] == ["engineering"] for c in chunks)
+        assert not ing.index.chunks(doc, ["sales"])
+    assert ing.ingest(docs).unchanged == ["docs/memo.md", "docs/note.txt"]  # state relabelled too
+
+    (docs / "note.txt").write_text("A note about the office plants, watered on Fridays.")
+    assert ing.ingest(docs).updated == ["docs/note.txt"] and embedded  # an edit embeds again
+
+
+def test_an_index_from_before_body_hashes_writes_an_access_change_whole(tmp_path, embedders):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "note.txt").write_text("A note about the office plants.")
     ing = make_ingester(tmp_path, embedders)
     ing.ingest(docs)
-    assert ing.index.chunks("docs/note.txt", ["admins"])  # no rule: admins only
-    assert not ing.index.chunks("docs/note.txt", ["engineering"])
+    ing.index.set_payloads([(point_id("docs/note.txt", 0), {"body_hash": ""})])  # as before
     (docs / "_access.yaml").write_text("acl: [engineering]\n")
-    assert ing.ingest(docs).updated == ["docs/note.txt"]
+    report = ing.ingest(docs)
+    assert report.updated == ["docs/note.txt"] and not report.readers_changed
     assert ing.index.chunks("docs/note.txt", ["engineering"])
 
 
@@ -202,7 +230,7 @@ def test_default_acl_setting_opens_files_without_a_rule_to_those_groups(
     assert ing.index.chunks("docs/note.txt", ["hr"])
     assert not ing.index.chunks("docs/note.txt", ["engineering"])
     assert not ing.index.chunks("docs/ruled.md", ["hr"])  # a file's own rule still decides
-    assert ing.ingest(docs, default_acl=["finance"]).updated == ["docs/note.txt"]
+    assert ing.ingest(docs, default_acl=["finance"]).readers_changed == ["docs/note.txt"]
     assert ing.index.chunks("docs/note.txt", ["finance"])
     assert not ing.index.chunks("docs/note.txt", ["hr"])
 

@@ -29,6 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
+from testing.web import LoopbackServer
+
 
 @dataclass
 class User:
@@ -72,7 +74,7 @@ class FakeSpace:
 
 
 @dataclass
-class LoopbackConfluence:
+class LoopbackConfluence(LoopbackServer):
     email: str = "sync@acme.example"
     token: str = "token-1"
     spaces: dict[str, FakeSpace] = field(default_factory=dict)
@@ -124,33 +126,7 @@ class LoopbackConfluence:
 
     # --- serving ---------------------------------------------------------------------------
 
-    def start(self) -> LoopbackConfluence:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                fake._serve(self)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
-        return self
-
-    def close(self) -> None:
-        if self._server:
-            self._server.shutdown()
-            self._server.server_close()
-
-    @property
-    def url(self) -> str:
-        assert self._server, "start() the site first"
-        return f"http://127.0.0.1:{self._server.server_port}"
-
-    def _serve(self, h: BaseHTTPRequestHandler) -> None:
+    def _get(self, h: BaseHTTPRequestHandler) -> None:
         parts = urlsplit(h.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         with self._lock:

@@ -15,6 +15,7 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 from xml.sax.saxutils import escape
 
 
@@ -31,26 +32,21 @@ class Page:
         return '"' + hashlib.sha256(self.body.encode()).hexdigest()[:16] + '"'
 
 
-@dataclass
-class LoopbackSite:
-    pages: dict[str, Page] = field(default_factory=dict)
-    robots: str = "User-agent: *\nAllow: /\n"
-    index: bool = False  # serve /sitemap.xml as a sitemap index of two sitemaps
-    unlisted: set[str] = field(default_factory=set)  # served but left out of the sitemap
-    extra_locs: list[str] = field(default_factory=list)  # more <loc>s, e.g. on another host
-    requests: list[tuple[str, str, int]] = field(default_factory=list)
-    _throttled: dict[str, tuple[int, str]] = field(default_factory=dict)
-    _server: ThreadingHTTPServer | None = None
+class LoopbackServer:
+    """A stdlib HTTP server on a free loopback port, on a thread; every GET goes to ``_get``.
+    Subclasses (dataclasses) declare ``_server: ThreadingHTTPServer | None = None``."""
 
-    def start(self) -> LoopbackSite:
-        site = self
+    _server: ThreadingHTTPServer | None
+
+    def start(self) -> Self:
+        fake = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: object) -> None:  # keep test output quiet
                 pass
 
             def do_GET(self) -> None:
-                site._get(self)
+                fake._get(self)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(
@@ -65,8 +61,23 @@ class LoopbackSite:
 
     @property
     def url(self) -> str:
-        assert self._server, "start() the site first"
+        assert self._server, "start() the server first"
         return f"http://127.0.0.1:{self._server.server_port}"
+
+    def _get(self, h: BaseHTTPRequestHandler) -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class LoopbackSite(LoopbackServer):
+    pages: dict[str, Page] = field(default_factory=dict)
+    robots: str = "User-agent: *\nAllow: /\n"
+    index: bool = False  # serve /sitemap.xml as a sitemap index of two sitemaps
+    unlisted: set[str] = field(default_factory=set)  # served but left out of the sitemap
+    extra_locs: list[str] = field(default_factory=list)  # more <loc>s, e.g. on another host
+    requests: list[tuple[str, str, int]] = field(default_factory=list)
+    _throttled: dict[str, tuple[int, str]] = field(default_factory=dict)
+    _server: ThreadingHTTPServer | None = None
 
     @property
     def sitemap(self) -> str:

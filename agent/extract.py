@@ -45,6 +45,7 @@ from agent.values import (
 from ingest.languages import CJK, fold_versions, tokenize
 
 MAX_UNITS = 3
+MAX_LIST = 6  # a list a sentence introduces is given whole up to this many items
 RESCORED = 16  # candidates re-scored by meaning with a sentence embedder
 
 
@@ -164,6 +165,26 @@ def _number_fit(asks: Asks, unit: Unit, lang: str) -> float:
     return 0.0
 
 
+# "purchase order (PO)", "paid time off (PTO)": a long form and the abbreviation it defines
+_DEFINED = re.compile(r"((?:[^\W\d_][\w'-]*[\s-]+){1,6})\(([A-Z][A-Za-z]{1,5})\)")
+
+
+def abbreviations(passages: Sequence[Passage]) -> dict[str, frozenset[str]]:
+    """The abbreviations the passages define, each with the terms of its long form, whose
+    initials spell it: a unit that says "purchase order" says "PO" too."""
+    out: dict[str, frozenset[str]] = {}
+    for p in passages:
+        for m in _DEFINED.finditer(p.text):
+            abbr = m.group(2).rstrip("s") if m.group(2).endswith("s") else m.group(2)
+            words = re.findall(r"[^\W\d_]+", m.group(1))[-len(abbr) :]
+            initials = "".join(w[0] for w in words).lower()
+            if len(words) == len(abbr) and initials == abbr.lower():
+                terms = frozenset(tokenize(" ".join(words), p.lang))
+                for t in tokenize(abbr, p.lang):
+                    out.setdefault(t, terms)
+    return out
+
+
 _SEVERAL = re.compile(r"\b(?:and|und|et|y)\b|(?<!\w)(?:і|та|и)(?!\w)|[,&+和及、]", re.I)
 
 
@@ -235,6 +256,7 @@ def score_units(
     latin = latin_names(question, asks.lang)
     scored: list[Scored] = []
     all_units = units(passages, sentence_model="use")
+    defined = {a: long for a, long in abbreviations(passages).items() if a in weights}
     column: dict[str, list[frozenset[str]]] = {}
     for u in all_units:
         for header, value in u.cells.items():
@@ -249,6 +271,10 @@ def score_units(
         context = toks | _tokens(unit.label, p.lang) | _tokens(p.breadcrumbs, p.lang)
         if unit.record:  # a log's line is about its record: "Summary: …" under "TCK-1103 | …"
             context |= _tokens(unit.record, p.lang)
+        for abbr, long in defined.items():  # "who approves a purchase order" says "PO"
+            if long <= context:
+                context |= {abbr}
+                toks |= {abbr} if long <= toks else frozenset()
         lexical = 0.0 if cross else 0.6 * coverage(weights, toks) + 0.4 * coverage(weights, context)
         # names and identifiers are written alike in every language ("Team", "TCK-1042")
         missing = (
@@ -398,20 +424,22 @@ def _extreme(asks: Asks, ranked: list[Scored], passages: Sequence[Passage]) -> S
 
 def _list_under(first: Scored, by_place: dict[tuple[int, int], Scored]) -> list[Scored]:
     """The items or rows of the list a sentence ending in ":" introduces (a column header
-    between them, which is no unit of an answer, is passed over)."""
+    between them, or a lone item number, neither of which is a unit of an answer, is passed
+    over)."""
     if not first.unit.text.rstrip().endswith((":", "：")):
         return []
     out: list[Scored] = []
-    order = first.unit.order + 1
+    order, gap = first.unit.order + 1, 0
     while len(out) < 12:
         s = by_place.get((first.unit.passage, order))
-        if s is None and order == first.unit.order + 1:
-            order += 1
+        order += 1
+        if s is None and gap == 0:  # a header, or an item's number the splitter cut off ("2.")
+            gap = 1
             continue
         if s is None or s.unit.kind not in ("item", "row"):
             break
         out.append(s)
-        order += 1
+        gap = 0
     return out
 
 
@@ -454,10 +482,15 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
     # "… according to the following scale:" is answered by the step of its list that holds the
     # value asked about ("in months 13 to 24 50%" for 18 months)
     lang = passages[first.unit.passage].lang
-    held = [s for s in _list_under(first, by_place) if _value_fit(asks, s.unit, lang) > 0]
+    listed = _list_under(first, by_place)
+    held = [s for s in listed if _value_fit(asks, s.unit, lang) > 0]
     if held and held[0] not in chosen:
         chosen.append(held[0])
         covered |= held[0].tokens
+    elif listed and len(listed) <= MAX_LIST and not asks.extreme and asks.quantity is None:
+        # "… when all of the following criteria are met:" says nothing without its list: the
+        # answer is the sentence and the list it introduces
+        return [first, *listed]
     for s in ranked[1:]:
         if len(chosen) >= MAX_UNITS or s.score < first.score * 0.8:
             break

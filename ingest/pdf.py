@@ -7,7 +7,9 @@ font of every line (pdfplumber):
 
 - running headers and footers (a line in the top or bottom margin that repeats on most pages,
   digits aside) and page numbers are dropped;
-- tables (ruled grids) become one line per row that keeps its header ("Level: L4 · Title: …");
+- tables become one line per row that keeps its header ("Level: L4 · Title: …"): ruled grids,
+  and tables drawn without rules, found by cells that start at the same x positions (a cell
+  that wraps is joined across its lines);
 - lines are joined into paragraphs — a paragraph ends at a wider gap, a bullet, a heading, or a
   line that ends a sentence and is visibly short — with hyphenated line breaks mended;
 - a paragraph that runs on to the next page stays whole, on the page where it starts;
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
     from pdfplumber.pdf import PDF
     from pdfplumber.table import Table
 
+COLUMN_GAP = 1.2  # ems between two runs of a line that make them two table cells
+CELL_ALIGN = 4.0  # points within which cells of one column start
 MARGIN = 0.12  # share of the page height, top and bottom, where running headers and footers sit
 _PAGE_NUMBER = re.compile(
     r"^(?:page|seite|стор(?:інка)?\.?|стр\.?|第)?\s*[-–—]?\s*\d{1,4}\s*[-–—]?\s*(?:(?:of|/|von|из|з)\s*\d{1,4})?\s*页?$",
@@ -53,6 +57,8 @@ class Line:
     bold: bool
     page: int
     row: bool = False  # a table row, already "header: value · …"
+    # (x0, text) of each run of the line set apart by a gap wider than a space: table cells
+    segments: list[tuple[float, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -126,11 +132,132 @@ def _page_lines(page: Page, page_no: int) -> list[Line]:
         size = statistics.median(c["size"] for c in chars)
         bold = sum("bold" in c["fontname"].lower() for c in chars) > len(chars) / 2
         lines.append(
-            Line(raw["text"].strip(), raw["top"], raw["bottom"], raw["x0"], size, bold, page_no)
+            Line(
+                raw["text"].strip(),
+                raw["top"],
+                raw["bottom"],
+                raw["x0"],
+                size,
+                bold,
+                page_no,
+                segments=_segments(raw["chars"], size),
+            )
         )
+    lines = _text_tables(lines, page_no)
     for table in tables:
         lines += _table_lines(table, page_no)
     return sorted(lines, key=lambda line: line.top)
+
+
+def _segments(chars: list[dict[str, Any]], size: float) -> list[tuple[float, str]]:
+    """The runs of a line that a gap of more than ``COLUMN_GAP`` ems sets apart, as (x0, text):
+    the cells of a table drawn without rules. Ordinary word spaces, even justified, stay inside
+    a run."""
+    runs: list[tuple[float, str]] = []
+    text, x0, end = "", 0.0, None
+    for c in chars:
+        if not c["text"].strip():
+            continue
+        gap = c["x0"] - end if end is not None else 0.0
+        if end is None or gap > COLUMN_GAP * size:
+            if text:
+                runs.append((x0, text))
+            text, x0 = c["text"], c["x0"]
+        else:
+            text += (" " if gap > 0.15 * size else "") + c["text"]
+        end = c["x1"]
+    if text:
+        runs.append((x0, text))
+    return runs
+
+
+def _text_tables(lines: list[Line], page_no: int) -> list[Line]:
+    """Tables drawn without rules, as word processors often export them: runs of lines whose
+    cells start at the same few x positions. A cell that wraps continues on the next line in
+    its own column, closer to the line above than rows are to each other; the first row is the
+    header when it holds no figure. Each table becomes one line per row that keeps its header,
+    as ruled tables do; every other line is left as it was."""
+    out: list[Line] = []
+    n = 0
+    while n < len(lines):
+        run = _table_run(lines, n)
+        if run is None:
+            out.append(lines[n])
+            n += 1
+            continue
+        end, columns = run
+        rows = _table_rows(lines[n:end], columns)
+        has_header = len(rows) > 2 and not any(_FIGURE.search(c) for c in rows[0] if c)
+        header = rows[0] if has_header else []
+        first = lines[n]
+        for i, cells in enumerate(rows[1 if header else 0 :]):
+            top = first.top + i * 0.01
+            out.append(
+                Line(table_row(header, cells), top, top, first.x0, first.size, False, page_no, True)
+            )
+        n = end
+    return out
+
+
+def _column_of(x: float, columns: list[float]) -> int | None:
+    near = [k for k, c in enumerate(columns) if abs(x - c) <= CELL_ALIGN]
+    return near[0] if near else None
+
+
+def _table_run(lines: list[Line], start: int) -> tuple[int, list[float]] | None:
+    """(end, column starts) of a table starting at ``lines[start]``, or None. A table has at
+    least three lines of two or more cells, sharing at least two column starts, with cells
+    short enough to be cells (two columns of prose are not a table)."""
+    first = lines[start]
+    if len(first.segments) < 2:
+        return None
+    columns = [x for x, _ in first.segments]
+    end, multi = start + 1, 1
+    while end < len(lines):
+        line, above = lines[end], lines[end - 1]
+        if line.row or line.top - above.bottom > 1.6 * max(above.size, 1.0):
+            break
+        placed = [_column_of(x, columns) for x, _ in line.segments]
+        if any(k is None for k in placed):
+            break
+        if len(line.segments) >= 2:
+            multi += 1
+        end += 1
+    if multi < 3:
+        return None
+    cells = [t for ln in lines[start:end] for _, t in ln.segments]
+    if statistics.median(len(t) for t in cells) > 40:
+        return None
+    return end, columns
+
+
+def _table_rows(lines: list[Line], columns: list[float]) -> list[list[str]]:
+    """The rows of a table's lines: a line closer to the one above than the table's rows are
+    apart (or one that leaves the first column empty) continues the row above, cell by cell."""
+    pitches = [b.top - a.top for a, b in zip(lines, lines[1:], strict=False)]
+    step = min(pitches) if pitches else 0.0
+    rows: list[list[str]] = []
+    last: Line | None = None
+    for line in lines:
+        cells = [""] * len(columns)
+        for x, text in line.segments:
+            k = _column_of(x, columns)
+            if k is not None:
+                cells[k] = f"{cells[k]} {text}".strip()
+        wraps = (
+            rows
+            and last is not None
+            and (not cells[0] or (line.top - last.top <= step * 1.2 and max(pitches) > step * 1.3))
+        )
+        if wraps:
+            rows[-1] = [
+                join_lines([a, b]) if a and b else a or b
+                for a, b in zip(rows[-1], cells, strict=True)
+            ]
+        else:
+            rows.append(cells)
+        last = line
+    return rows
 
 
 def _furniture_key(text: str) -> str:

@@ -298,15 +298,15 @@ def test_a_row_whose_cell_is_the_role_named_is_chosen_over_a_row_that_adds_anoth
 def test_a_sentence_that_introduces_a_schedule_is_answered_with_the_step_that_holds_the_value(
     assistant,
 ):
-    """The relocation handbook's repayment scale is drawn without bullets under "… according to
-    the following scale:"; 20 months falls in the step for months 13 to 24."""
+    """The relocation handbook's repayment scale is drawn without rules under "… according to
+    the following scale:", and read as a table; 20 months falls in the row for months 13 to 24."""
     a = ask(
         assistant,
         "bob",
         "I resign 20 months after I start: what share of the relocation do I pay back?",
     )
     assert a.status == "answered"
-    assert "in months 13 to 24 50%" in a.text, a.text
+    assert "You leave: in months 13 to 24 · Share you repay: 50%" in a.text, a.text
     assert "100%" not in a.text, a.text
 
 

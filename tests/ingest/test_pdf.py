@@ -188,3 +188,55 @@ def test_short_lines_with_figures_under_a_colon_are_the_items_of_its_list(tmp_pa
     assert "You leave Share you repay" in lines  # no figure: the columns' header
     assert "- later nothing" in lines  # the schedule goes on
     assert all(not s.path for s in sections)  # the header is no heading over the rest
+
+
+def unruled_table_export(path: Path) -> Path:
+    """A table drawn without rules, as word processors export one: its cells start at the same
+    x positions, a header cell and a first-column cell wrap onto a second line (closer to the
+    line above than the rows are apart), then a paragraph."""
+    c = canvas.Canvas(str(path), pagesize=A4)
+    c.setFont("Helvetica", 10)
+    y = HEIGHT - 80
+    c.drawString(63, y, "The allowance depends on where you move from:")
+    y -= 26
+    columns = (63, 250, 340)
+    for lines, pitch in [
+        ([("Move", "Moving", "Storage"), ("", "allowance", "")], 19),
+        ([("Within the country", "2,000 EUR", "30 days")], 19),
+        ([("From another EU country to", "4,000 EUR", "45 days"), ("the head office", "", "")], 19),
+        ([("From outside the EU", "6,000 EUR", "60 days")], 19),
+    ]:
+        for k, cells in enumerate(lines):
+            for x, text in zip(columns, cells, strict=True):
+                if text:
+                    c.drawString(x, y, text)
+            y -= 13 if k + 1 < len(lines) else pitch
+    y -= 12
+    c.drawString(63, y, "The allowance is paid with your first salary.")
+    c.showPage()
+    c.save()
+    return path
+
+
+def test_a_table_drawn_without_rules_becomes_rows_with_wrapped_cells_joined(tmp_path):
+    """Read line by line, the row of a wrapped cell was cut in two ("… EU country to 4,000 EUR
+    45 days" and "the head office") and its header scattered over two lines."""
+    _, sections = parsed_text(unruled_table_export(tmp_path / "allowance.pdf"))
+    lines = [line for s in sections for line in s.text.splitlines()]
+    assert (
+        "Move: From another EU country to the head office · Moving allowance: 4,000 EUR · "
+        "Storage: 45 days" in lines
+    ), lines
+    assert "Move: Within the country · Moving allowance: 2,000 EUR · Storage: 30 days" in lines
+    assert "The allowance depends on where you move from:" in lines
+    assert "The allowance is paid with your first salary." in lines
+
+
+def test_the_relocation_handbook_allowance_table_keeps_its_rows(tmp_path):
+    root = Path(__file__).resolve().parents[2] / "examples" / "handbook"
+    parsed = parse_file(root / "hr" / "relocation-handbook.pdf", max_bytes=LIMIT)
+    rows = [line for s in parsed.sections for line in s.text.splitlines()]
+    assert (
+        "Move: From another EU or EEA country to Berlin · Relocation allowance: 4,000 EUR · "
+        "Household goods: up to 30 m³ · Temporary housing: up to 45 nights" in rows
+    ), [r for r in rows if "·" in r]

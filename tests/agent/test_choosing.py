@@ -1,0 +1,71 @@
+"""What an answer is made of, chosen from the units of the passages found (no models): the list a
+sentence introduces, and abbreviations the documents define."""
+
+from __future__ import annotations
+
+from agent.extract import abbreviations, choose, score_units
+from agent.questions import asks
+from agent.terms import TermStats
+from tests.agent.test_conflicts import EVERYONE, passage
+
+CRITERIA = passage(
+    "managers/promotions.md",
+    "Promotion Guide",
+    "2026-02-01",
+    "Promotions are decided twice a year. A promotion case is considered when all of the "
+    "following criteria are met:\n\n"
+    "1. At least 12 months in the current level.\n"
+    "2. A rating of 4 or 5 in the two most recent review cycles.\n"
+    "3. Support from the department head.\n\n"
+    "The HR business partner checks each case.",
+    crumbs="Promotion Guide > 4. Promotion criteria",
+)
+
+
+def chosen(question: str, passages: list) -> list[str]:
+    stats = TermStats.from_texts([p.text for p in passages])
+    wants = asks(question)
+    extract = score_units(question, wants, passages, stats, EVERYONE)
+    return [s.unit.text for s in choose(extract, wants, passages)]
+
+
+def test_a_sentence_that_introduces_a_list_comes_with_its_items():
+    """ "… when all of the following criteria are met:" alone says nothing; the numbered items
+    under it (each split from its number by the sentence splitter) are the answer."""
+    texts = chosen("What is needed before a promotion case is considered?", [CRITERIA])
+    assert texts[0].endswith("criteria are met:"), texts
+    assert texts[1:] == [
+        "At least 12 months in the current level.",
+        "A rating of 4 or 5 in the two most recent review cycles.",
+        "Support from the department head.",
+    ], texts
+
+
+PURCHASING = passage(
+    "finance/purchasing.txt",
+    "Purchasing Policy",
+    "2026-03-01",
+    "Every purchase needs an approved purchase order (PO) before the supplier starts.\n"
+    "Order value: 10,001 - 50,000 EUR · Approved by: Department head and CFO",
+    crumbs="Purchasing Policy > 3.1 Who approves a purchase order",
+)
+RELOCATION = passage(
+    "hr/relocation.pdf",
+    "Relocation Handbook",
+    "2026-03-01",
+    "Estimated total cost: up to 15,000 EUR · Approval: Head of People",
+    crumbs="Relocation Handbook > 12. Approvals",
+)
+
+
+def test_an_abbreviation_a_document_defines_is_said_by_its_long_form():
+    """ "Who approves the PO?": the row under "Who approves a purchase order" says PO in full;
+    without the definition, another document's approval row for the same amount won."""
+    assert set(abbreviations([PURCHASING])) == {"po"}
+    texts = chosen("Who needs to approve the PO for 12,000 EUR?", [RELOCATION, PURCHASING])
+    assert texts[0].startswith("Order value: 10,001 - 50,000 EUR"), texts
+
+
+def test_only_a_long_form_whose_initials_spell_it_defines_an_abbreviation():
+    text = passage("x.md", "X", "2026-01-01", "Ask the team lead (HR) or paid time off (PTO).")
+    assert set(abbreviations([text])) == {"pto"}

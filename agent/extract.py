@@ -46,6 +46,7 @@ from ingest.languages import CJK, fold_versions, tokenize
 
 MAX_UNITS = 3
 MAX_LIST = 6  # a list a sentence introduces is given whole up to this many items
+EXAMPLE_COST = 0.25  # what a unit among worked examples loses against the rule it illustrates
 RESCORED = 16  # candidates re-scored by meaning with a sentence embedder
 
 
@@ -185,6 +186,14 @@ def abbreviations(passages: Sequence[Passage]) -> dict[str, frozenset[str]]:
     return out
 
 
+# a section of worked examples, or a sentence that gives one: cases that illustrate a rule
+_EXAMPLES = re.compile(
+    r"\bexamples?\b|\bcase stud(?:y|ies)\b|\bscenarios?\b|\bbeispiele?\b|"
+    r"(?<!\w)(?:приклад|пример)\w*|示例|例子|事例|実例|具体例",
+    re.I,
+)
+_AN_EXAMPLE = re.compile(r"^(?:example|e\.g\.|beispiel|приклад|пример|例)\w*\s*[:：]", re.I)
+
 _SEVERAL = re.compile(r"\b(?:and|und|et|y)\b|(?<!\w)(?:і|та|и)(?!\w)|[,&+和及、]", re.I)
 
 
@@ -312,6 +321,10 @@ def score_units(
         base -= 0.3 * min(len(missing), 2) + 0.15 * min(len(unnamed), 2)  # another ticket, office…
         if about:
             base += 0.15
+        if (_EXAMPLES.search(heads) or _AN_EXAMPLE.match(unit.text)) and not (
+            _EXAMPLES.search(question) or about
+        ):
+            base -= EXAMPLE_COST  # a worked example illustrates the rule; it is not the rule
         if (
             unit.record
             and asks.kind != "who"
@@ -467,9 +480,14 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
             return lines[:MAX_UNITS]
     following = by_place.get((first.unit.passage, first.unit.order + 1))
     covered = set(first.tokens) | _tokens(first.unit.label, passages[first.unit.passage].lang)
-    if (
+    same_item = (  # a list item is one fact: "A contractor books … Not reimbursed: …"
         following is not None
-        and following.unit.kind in ("sentence", "item")
+        and first.unit.kind == following.unit.kind == "item"
+        and following.unit.line == first.unit.line
+    )
+    if following is not None and (
+        same_item
+        or following.unit.kind in ("sentence", "item")
         and following.unit.kind == first.unit.kind
         and following.unit.line in (first.unit.line, first.unit.line + 1)
         and following.tokens & (set(extract.weights) | first.tokens) - {"day", "days"}

@@ -69,3 +69,52 @@ def test_an_abbreviation_a_document_defines_is_said_by_its_long_form():
 def test_only_a_long_form_whose_initials_spell_it_defines_an_abbreviation():
     text = passage("x.md", "X", "2026-01-01", "Ask the team lead (HR) or paid time off (PTO).")
     assert set(abbreviations([text])) == {"pto"}
+
+
+REFUNDS = passage(
+    "sales/refunds.md",
+    "Refund Policy",
+    "2026-05-20",
+    "Annual plans get a prorated refund within 60 days of the order date.",
+    crumbs="Refund Policy > 2.2 Refund window for annual plans",
+)
+WORKED = passage(
+    "sales/refunds.md",
+    "Refund Policy",
+    "2026-05-20",
+    "- Annual Starter plan, request 75 days after the order date → outside the 60-day window, "
+    "no refund.",
+    crumbs="Refund Policy > 6. Worked examples",
+)
+
+
+def test_a_worked_example_gives_way_to_the_rule_it_illustrates():
+    """The example says every word of the question, as the rule's heading does; the rule is what
+    was asked."""
+    assert chosen("What is the refund window for annual plans?", [WORKED, REFUNDS])[0] == (
+        "Annual plans get a prorated refund within 60 days of the order date."
+    )
+
+
+def test_a_worked_example_is_the_answer_when_the_question_asks_for_one():
+    texts = chosen("Is there an example of a refund window for annual plans?", [WORKED, REFUNDS])
+    assert texts[0].startswith("Annual Starter plan"), texts
+
+
+CASES = passage(
+    "finance/contractors.pdf",
+    "Expense Policy for Contractors",
+    "2026-04-10",
+    "1. A contractor books a flight to London on their own because it was cheaper. Not "
+    "reimbursed: travel must be booked through TravelNest by the engaging manager.\n"
+    "2. A contractor asks for a per diem. Not possible: meals are paid at cost.",
+    crumbs="Expense Policy for Contractors > 7. Cases",
+)
+
+
+def test_a_list_item_of_several_sentences_is_quoted_whole():
+    texts = chosen("Can a contractor book a flight to London on their own?", [CASES])
+    assert texts[:2] == [
+        "A contractor books a flight to London on their own because it was cheaper.",
+        "Not reimbursed: travel must be booked through TravelNest by the engaging manager.",
+    ], texts

@@ -170,9 +170,23 @@ def _number_fit(asks: Asks, unit: Unit, lang: str) -> float:
 _DEFINED = re.compile(r"((?:[^\W\d_][\w'-]*[\s-]+){1,6})\(([A-Z][A-Za-z]{1,5})\)")
 
 
+# a legend: "(V) vegetarian, (VG) vegan, (GF) gluten-free", "(R) remote"
+_LEGEND = re.compile(r"\(([A-Z][A-Z0-9]{0,3})\)\s+([^\W\d_][\w-]*)")
+
+
+def _spells(abbr: str, word: str) -> bool:
+    """ "VG" in "vegan", "GF" in "gluten-free": its letters in order, the first leading."""
+    abbr, word = abbr.lower(), word.lower()
+    if not word.startswith(abbr[0]):
+        return False
+    rest = iter(word[1:])
+    return all(ch in rest for ch in abbr[1:])
+
+
 def abbreviations(passages: Sequence[Passage]) -> dict[str, frozenset[str]]:
-    """The abbreviations the passages define, each with the terms of its long form, whose
-    initials spell it: a unit that says "purchase order" says "PO" too."""
+    """The abbreviations the passages define, each with the terms of its long form: a long
+    form whose initials spell it ("purchase order (PO)"), or a legend's word that it
+    shortens ("(VG) vegan"). A unit that says one says the other."""
     out: dict[str, frozenset[str]] = {}
     for p in passages:
         for m in _DEFINED.finditer(p.text):
@@ -183,6 +197,11 @@ def abbreviations(passages: Sequence[Passage]) -> dict[str, frozenset[str]]:
                 terms = frozenset(tokenize(" ".join(words), p.lang))
                 for t in tokenize(abbr, p.lang):
                     out.setdefault(t, terms)
+        for m in _LEGEND.finditer(p.text):
+            abbr, word = m.group(1), m.group(2)
+            if len(abbr) > 1 and _spells(abbr, word):
+                for t in tokenize(abbr, p.lang):
+                    out.setdefault(t, frozenset(tokenize(word, p.lang)))
     return out
 
 
@@ -265,7 +284,10 @@ def score_units(
     latin = latin_names(question, asks.lang)
     scored: list[Scored] = []
     all_units = units(passages, sentence_model="use")
-    defined = {a: long for a, long in abbreviations(passages).items() if a in weights}
+    # abbreviations the question says, or says in full: "the PO", "vegan" for "(VG)"
+    defined = abbreviations(passages)
+    shortened = {a: long for a, long in defined.items() if a in weights}
+    in_full = {a: long for a, long in defined.items() if long and long <= weights.keys()}
     column: dict[str, list[frozenset[str]]] = {}
     for u in all_units:
         for header, value in u.cells.items():
@@ -280,10 +302,14 @@ def score_units(
         context = toks | _tokens(unit.label, p.lang) | _tokens(p.breadcrumbs, p.lang)
         if unit.record:  # a log's line is about its record: "Summary: …" under "TCK-1103 | …"
             context |= _tokens(unit.record, p.lang)
-        for abbr, long in defined.items():  # "who approves a purchase order" says "PO"
+        for abbr, long in shortened.items():  # "who approves a purchase order" says "PO"
             if long <= context:
                 context |= {abbr}
                 toks |= {abbr} if long <= toks else frozenset()
+        for abbr, long in in_full.items():  # "Lentil ragù (VG)" says "vegan"
+            if abbr in toks:
+                context |= long
+                toks |= long
         lexical = 0.0 if cross else 0.6 * coverage(weights, toks) + 0.4 * coverage(weights, context)
         # names and identifiers are written alike in every language ("Team", "TCK-1042")
         missing = (

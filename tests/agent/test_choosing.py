@@ -118,3 +118,27 @@ def test_a_list_item_of_several_sentences_is_quoted_whole():
         "A contractor books a flight to London on their own because it was cheaper.",
         "Not reimbursed: travel must be booked through TravelNest by the engaging manager.",
     ], texts
+
+
+LEGEND = passage(
+    "general/lunch.md",
+    "Team Lunch Menu",
+    "2026-10-01",
+    "Every dish is marked: (V) vegetarian, (VG) vegan, (GF) gluten-free.",
+)
+TUESDAY = passage(
+    "general/lunch.md",
+    "Team Lunch Menu",
+    "2026-10-01",
+    "- Main: Beef ragù with pappardelle\n"
+    "- Veggie: Lentil ragù with pappardelle (VG)\n"
+    "- Soup: Tomato soup with cream (V, GF)",
+    crumbs="Team Lunch Menu > Tuesday",
+)
+
+
+def test_a_legend_says_what_its_marks_stand_for():
+    """ "(VG) vegan": the dish marked VG is the vegan one, though no dish says "vegan"."""
+    assert abbreviations([LEGEND]).get("vg") == frozenset({"vegan"})
+    texts = chosen("Is there a vegan dish at Tuesday's lunch?", [LEGEND, TUESDAY])
+    assert texts[0].startswith("Veggie: Lentil"), texts

@@ -113,6 +113,12 @@ def main(argv: list[str] | None = None) -> int:
         help="YAML mapping SharePoint site group names to directory groups "
         "(e.g. 'Support Members: support'); unmapped site groups are left out",
     )
+    sp.add_argument(
+        "--full-every-days",
+        type=float,
+        default=7.0,
+        help="list every file again this often, not only Graph's delta (default: 7)",
+    )
     sp.add_argument("--name", default=None, help="defaults to the site's name")
 
     p = sub.add_parser("sync", help="bring company sources up to date (incremental)")
@@ -394,7 +400,9 @@ def add_source(args, state, settings: Settings) -> int:
     if args.kind == "sharepoint":
         from ingest.sources.sharepoint import SharePointConnector
 
-        config = SharePointConnector.config(args.site, args.drive, args.drive_id, args.group_map)
+        config = SharePointConnector.config(
+            args.site, args.drive, args.drive_id, args.group_map, args.full_every_days
+        )
         site_name = urlsplit(config["site"]).path.rstrip("/").rsplit("/", 1)[-1]
         name = args.name or site_name or (urlsplit(config["site"]).hostname or "sharepoint")
         readers = "each file's SharePoint permissions (sharing links and inherited ones too)"

@@ -423,6 +423,7 @@ def test_config_checks_what_it_is_given_and_stores_no_secret(tmp_path):
         "drive": "",
         "drive_id": "",
         "group_map": "",
+        "full_every_days": 7.0,
     }
     with pytest.raises(ConfigError, match="not both"):
         SharePointConnector.config(site="https://acme.sharepoint.com/sites/S", drive_id="b!x")
@@ -484,3 +485,28 @@ def test_a_sharing_change_relabels_the_index_without_embedding_again(
     assert report.written == [key(docs, f)] and embedded == []
     assert index.chunks(doc_id, ["sales"]) and not index.chunks(doc_id, ["engineering"])
     index.close()
+
+
+def test_a_whole_listing_every_few_days_catches_what_a_delta_left_out(graph, site, docs, sqlite):
+    a, b = graph.put(docs, "A.html", page("A")), graph.put(docs, "B.html", page("B"))
+    now = [1_000_000.0]
+    sink = MemorySink()
+    sync("sp", sqlite, sharepoint(graph, site, wall=lambda: now[0]), sink)
+    docs.items[b].deleted = True  # gone without a trace in the delta (seq unchanged)
+    now[0] += 6 * 86400
+    assert not sync("sp", sqlite, sharepoint(graph, site, wall=lambda: now[0]), sink).deleted
+    now[0] += 2 * 86400  # a week since the last whole listing
+    report = sync("sp", sqlite, sharepoint(graph, site, wall=lambda: now[0]), sink)
+    assert report.deleted == [key(docs, b)] and report.unchanged == [key(docs, a)]
+    assert graph.fetched(a) == 1  # read again, not downloaded again
+    now[0] += 86400
+    assert graph.count("delta") == 3
+    sync("sp", sqlite, sharepoint(graph, site, wall=lambda: now[0]), sink)
+    assert [
+        q.get("token") is not None for m, p, q, s in graph.requests if p.endswith("/delta")
+    ] == [
+        False,
+        True,
+        False,
+        True,
+    ]

@@ -126,6 +126,7 @@ class SharePointConnector:
     _token: str = ""
     _token_until: float = 0.0
     _retry: set[str] = field(default_factory=set)  # keys to fetch by id: the delta moved past them
+    _written: dict[str, str] = field(default_factory=dict)  # key → version fetched this sync
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], env: ConnectorEnv) -> SharePointConnector:
@@ -184,7 +185,11 @@ class SharePointConnector:
                     f"--site must be the site's address, such as "
                     f"https://acme.sharepoint.com/sites/Support, got {site!r}"
                 )
-            url = f"https://{parts.hostname}{parts.path}"
+            path = parts.path
+            segments = [p for p in path.split("/") if p]
+            if len(segments) > 2 and segments[0] in ("sites", "teams"):
+                path = "/" + "/".join(segments[:2])  # a page or library of the site: the site
+            url = f"https://{parts.hostname}{path}"
         if group_map:
             load_group_map(Path(group_map), "SharePoint")  # a typo stops here, not at the sync
         return {
@@ -201,6 +206,7 @@ class SharePointConnector:
         state = json.loads(cursor) if cursor else {}
         links: dict[str, dict[str, Any]] = dict(state.get("drives") or {})
         self._retry = set(state.get("retry") or [])
+        self._written = {}
         drives = self._drives()
         ids = {d.id for d in drives}
 
@@ -352,7 +358,7 @@ class SharePointConnector:
             {"tag": str(item.get("eTag") or item.get("cTag") or ""), "principals": principals},
             sort_keys=True,
         )
-        if known.get(key) == version:
+        if self._written.get(key, known.get(key)) == version:
             batch.unchanged.append(key)
             return
         try:
@@ -367,6 +373,7 @@ class SharePointConnector:
         if len(data) > self.max_bytes:
             batch.failed.append((key, f"too large: {len(data)} bytes"))
             return
+        self._written[key] = version  # listed twice in one sync (Graph may): fetched once
         created = ((item.get("createdBy") or {}).get("user") or {}).get("displayName")
         batch.documents.append(
             SourceDocument(

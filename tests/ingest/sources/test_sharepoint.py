@@ -425,6 +425,8 @@ def test_config_checks_what_it_is_given_and_stores_no_secret(tmp_path):
         "group_map": "",
         "full_every_days": 7.0,
     }
+    pasted = "https://acme.sharepoint.com/sites/Support/Shared%20Documents/Forms/AllItems.aspx"
+    assert SharePointConnector.config(site=pasted)["site"] == config["site"]
     with pytest.raises(ConfigError, match="not both"):
         SharePointConnector.config(site="https://acme.sharepoint.com/sites/S", drive_id="b!x")
     with pytest.raises(ConfigError, match="--site must"):
@@ -510,3 +512,19 @@ def test_a_whole_listing_every_few_days_catches_what_a_delta_left_out(graph, sit
         False,
         True,
     ]
+
+
+def test_a_failed_file_edited_since_is_fetched_once_though_listed_twice(graph, site, docs, sqlite):
+    a = graph.put(docs, "A.html", page("A"))
+    graph.throttle(2, "0", path=f"/items/{a}/content")
+    report = sync("sp", sqlite, sharepoint(graph, site, retries=1), MemorySink())
+    assert [k for k, _ in report.failed] == [key(docs, a)]
+    graph.edit(docs, a, page("A", "A, second version"))  # by id and in the delta, both
+    before = graph.fetched(a)
+    sink = MemorySink()
+    report = sync("sp", sqlite, sharepoint(graph, site), sink)
+    assert (
+        report.written == [key(docs, a)]
+        and "second version" in sink.docs[key(docs, a)].content.decode()
+    )
+    assert graph.fetched(a) == before + 1

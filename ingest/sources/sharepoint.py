@@ -52,7 +52,7 @@ from pydantic import SecretStr
 
 from ingest.errors import ConfigError
 from ingest.parse import MEDIA_TYPES
-from ingest.sources.confluence import load_group_map
+from ingest.sources.confluence import LOOPBACK, load_group_map
 from ingest.sources.connector import (
     EVERYONE,
     GROUP,
@@ -144,6 +144,15 @@ class SharePointConnector:
                 f"id), {CLIENT_VAR} (the app's client id) and {SECRET_VAR} (a client secret from "
                 "the app's Certificates & secrets)"
             )
+        for name, url in (("AUTHORITY", creds.authority), ("URL", creds.url)):
+            parts = urlsplit(url)
+            if parts.scheme != "https" and not (
+                parts.scheme == "http" and parts.hostname in LOOPBACK
+            ):
+                raise ConfigError(
+                    f"FOOTNOTE_GRAPH__{name} must be an https:// address (the client secret and "
+                    f"tokens travel to it), got {url!r}"
+                )
         mapping = config.get("group_map") or ""
         return cls(
             tenant_id=creds.tenant_id,
@@ -373,12 +382,16 @@ class SharePointConnector:
         if len(data) > self.max_bytes:
             batch.failed.append((key, f"too large: {len(data)} bytes"))
             return
+        web_url = str(item.get("webUrl") or "")
+        if not web_url.startswith("https://"):  # citations link to it: an address, nothing else
+            batch.failed.append((key, f"no https webUrl to cite it by: {web_url[:80]!r}"))
+            return
         self._written[key] = version  # listed twice in one sync (Graph may): fetched once
         created = ((item.get("createdBy") or {}).get("user") or {}).get("displayName")
         batch.documents.append(
             SourceDocument(
                 key=key,
-                url=str(item.get("webUrl") or ""),
+                url=web_url,
                 content=data,
                 media_type=media,
                 version=version,

@@ -276,6 +276,14 @@ def test_refused_credentials_stop_the_sync_naming_the_variables_and_never_the_se
     assert len(sink.docs) == 1  # nothing deleted
 
 
+def test_a_graph_or_authority_address_without_https_is_refused(graph):
+    config = SharePointConnector.config(site="https://acme.sharepoint.com/sites/Support")
+    for kw in ({"authority": "http://login.example"}, {"url": "http://graph.example/v1.0"}):
+        with pytest.raises(ConfigError, match="https"):
+            SharePointConnector.from_config(config, env(graph, **kw))
+    assert SharePointConnector.from_config(config, env(graph)).graph_url.startswith("http://127.")
+
+
 def test_missing_credentials_name_every_variable(graph):
     config = SharePointConnector.config(site="https://acme.sharepoint.com/sites/Support")
     for creds in (

@@ -1,6 +1,7 @@
 """A SharePoint sync of N files against the loopback Microsoft Graph: wall time and requests.
 
     python -m benchmarks.bench_sharepoint --files 200            # listing and fetching, no index
+    python -m benchmarks.bench_sharepoint --latency-ms 30 --concurrency 1   # a round trip per GET
     python -m benchmarks.bench_sharepoint --files 50 --index     # through `footnote sync`
 
 Without ``--index`` the files go to a sink that parses them as the index sink does and keeps
@@ -57,13 +58,17 @@ def change(graph: LoopbackGraph, docs: FakeDrive, ids: list[str]) -> None:
         graph.share(docs, item, [link("organization")])
 
 
-def without_index(files: int) -> None:
+def without_index(files: int, latency_ms: float, concurrency: int) -> None:
     graph = LoopbackGraph().start()
     docs, ids, site = fill(graph, files)
+    graph.latency_s = latency_ms / 1000
     with tempfile.TemporaryDirectory() as tmp:
         state = SyncState.sqlite(Path(tmp) / "state.db")
         state.add_source("sp", "sharepoint", {})
-        print(f"{files} files of four ~70-word sections in four folders, no index")
+        print(
+            f"{files} files of four ~70-word sections in four folders, no index, "
+            f"{latency_ms:g} ms a GET, {concurrency} at a time"
+        )
         print("| sync | wall | CPU | requests | written | unchanged | deleted |")
         print("|---|---|---|---|---|---|---|")
         for label in LABELS:
@@ -76,6 +81,7 @@ def without_index(files: int) -> None:
                 site=site,
                 authority=graph.url,
                 graph_url=f"{graph.url}/v1.0",
+                concurrency=concurrency,
             )
             wall, cpu = time.perf_counter(), time.process_time()
             report = sync("sp", state, conn, ParseSink())
@@ -124,8 +130,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--index", action="store_true", help="through footnote sync, embedding")
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="added to every GET")
+    parser.add_argument("--concurrency", type=int, default=4, help="files fetched at once")
     args = parser.parse_args()
-    (with_index if args.index else without_index)(args.files)
+    if args.index:
+        with_index(args.files)
+    else:
+        without_index(args.files, args.latency_ms, args.concurrency)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,12 @@ def main(argv: list[str] | None = None) -> int:
         default=7.0,
         help="list every file again this often, not only Graph's delta (default: 7)",
     )
+    sp.add_argument(
+        "--concurrency",
+        type=int,
+        default=4,
+        help="files fetched from Graph at once (default: 4; 1 to 16)",
+    )
     sp.add_argument("--name", default=None, help="defaults to the site's name")
 
     p = sub.add_parser("sync", help="bring company sources up to date (incremental)")
@@ -401,7 +407,12 @@ def add_source(args, state, settings: Settings) -> int:
         from ingest.sources.sharepoint import SharePointConnector
 
         config = SharePointConnector.config(
-            args.site, args.drive, args.drive_id, args.group_map, args.full_every_days
+            args.site,
+            args.drive,
+            args.drive_id,
+            args.group_map,
+            args.full_every_days,
+            args.concurrency,
         )
         site_name = urlsplit(config["site"]).path.rstrip("/").rsplit("/", 1)[-1]
         name = args.name or site_name or (urlsplit(config["site"]).hostname or "sharepoint")

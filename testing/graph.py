@@ -23,7 +23,8 @@ What the SharePoint connector calls, and nothing else:
 
 Graph errors are ``{"error": {"code", "message", "innerError"}}``. ``throttle(n, retry_after,
 path=…, status=429)`` answers the next ``n`` requests whose path contains ``path`` with ``429``
-(or ``503``) and ``Retry-After``. ``requests`` records (method, path, query, status).
+(or ``503``) and ``Retry-After``. ``requests`` records (method, path, query, status);
+``latency_s`` delays every GET and ``peak`` is the most GETs that were in flight at once.
 """
 
 from __future__ import annotations
@@ -139,6 +140,9 @@ class LoopbackGraph(LoopbackServer):
     requests: list[tuple[str, str, dict[str, str], int]] = field(default_factory=list)
     seq: int = 0
     oldest_token: int = 0  # delta tokens below this answer 410
+    latency_s: float = 0.0  # added to every GET, as a real tenant's round trip would
+    peak: int = 0  # the most GETs in flight at once
+    _in_flight: int = 0
     _tokens: dict[str, float] = field(default_factory=dict)  # access token → expiry (time.time)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _throttles: list[list[Any]] = field(default_factory=list)  # [times, retry_after, path, status]
@@ -364,6 +368,18 @@ class LoopbackGraph(LoopbackServer):
         self._send(h, status, headers, json.dumps(body).encode())
 
     def _get(self, h: BaseHTTPRequestHandler) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.peak = max(self.peak, self._in_flight)
+        try:
+            if self.latency_s:  # a round trip to a real tenant, outside the lock
+                time.sleep(self.latency_s)
+            self._serve_get(h)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _serve_get(self, h: BaseHTTPRequestHandler) -> None:
         parts = urlsplit(h.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         with self._lock:

@@ -13,7 +13,7 @@ for the six kinds of GET and one POST made here.
 * **Changes**: ``GET /drives/{id}/root/delta``, following ``@odata.nextLink`` to the
   ``@odata.deltaLink`` that the next sync starts from. Files come with their content
   (``/content``, a redirect to a download URL) and permissions (``/permissions``); folders are
-  only walked; the ``deleted`` facet deletes. ``Prefer: deltashowremovedasdeleted,
+  only walked; the ``deleted`` facet deletes. Files are fetched ``concurrency`` at a time. ``Prefer: deltashowremovedasdeleted,
   deltatraversepermissiongaps, deltashowsharingchanges`` makes a change of sharing alone appear.
   A delta token Graph no longer honours (``410 Gone``) starts a full enumeration, after which
   what it did not list is deleted.
@@ -40,8 +40,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, NoReturn
@@ -120,6 +122,7 @@ class SharePointConnector:
     clock: Callable[[], float] = time.monotonic  # for the token's lifetime
     wall: Callable[[], float] = time.time  # for the age of the last whole listing
     full_every_days: float = 7.0  # list every file again (not only the delta) this often
+    concurrency: int = 4  # files whose permissions and content are fetched at once
     requests: int = 0
     warnings: list[str] = field(default_factory=list)
     kind: str = "sharepoint"
@@ -127,6 +130,7 @@ class SharePointConnector:
     _token_until: float = 0.0
     _retry: set[str] = field(default_factory=set)  # keys to fetch by id: the delta moved past them
     _written: dict[str, str] = field(default_factory=dict)  # key → version fetched this sync
+    _lock: threading.RLock = field(default_factory=threading.RLock)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], env: ConnectorEnv) -> SharePointConnector:
@@ -163,6 +167,7 @@ class SharePointConnector:
             drive_id=str(config.get("drive_id") or ""),
             group_map=load_group_map(Path(mapping), "SharePoint") if mapping else {},
             full_every_days=float(config.get("full_every_days") or 7.0),
+            concurrency=int(config.get("concurrency") or 4),
             authority=creds.authority,
             graph_url=creds.url,
             max_bytes=env.max_bytes,
@@ -175,10 +180,13 @@ class SharePointConnector:
         drive_id: str | None = None,
         group_map: str | None = None,
         full_every_days: float = 7.0,
+        concurrency: int = 4,
     ) -> dict[str, Any]:
         """What ``footnote sources add sharepoint`` stores: no credentials, ever."""
         if full_every_days <= 0:
             raise ConfigError("--full-every-days must be more than 0")
+        if not 1 <= concurrency <= 16:
+            raise ConfigError("--concurrency must be between 1 and 16 (Graph throttles beyond)")
         if bool(site) == bool(drive_id):
             raise ConfigError(
                 "give a site (--site https://acme.sharepoint.com/sites/Support) or one drive "
@@ -207,6 +215,7 @@ class SharePointConnector:
             "drive_id": drive_id or "",
             "group_map": str(Path(group_map).resolve()) if group_map else "",
             "full_every_days": full_every_days,
+            "concurrency": concurrency,
         }
 
     # --- the seam --------------------------------------------------------------------------
@@ -256,6 +265,7 @@ class SharePointConnector:
     ) -> Iterator[Batch]:
         seen: set[str] = set()
         removed: set[str] = set()
+        pending: dict[str, Mapping[str, Any]] = {}  # files listed, to fetch together
         batch = Batch(cursor="")
         while True:
             try:
@@ -271,9 +281,11 @@ class SharePointConnector:
                 links[drive.id] = {**links[drive.id], "link": url, "full": True}
                 seen.clear()
                 removed.clear()
+                pending.clear()
                 continue
             for item in page.get("value") or []:
                 key = f"{drive.id}/{item.get('id')}"
+                pending.pop(key, None)  # an item listed twice: its last state counts
                 if "deleted" in item:  # a deleted folder's files are listed one by one
                     batch.deleted.append(key)
                     removed.add(key)
@@ -281,13 +293,15 @@ class SharePointConnector:
                     continue
                 if "file" not in item:  # folders, the root, OneNote packages: only walked
                     continue
+                if key in batch.deleted:  # deleted, then restored
+                    batch.deleted.remove(key)
                 seen.add(key)
                 removed.discard(key)
                 self._retry.discard(key)
-                self._file(drive.id, item, known, batch)
-                if len(batch.documents) + len(batch.unchanged) + len(batch.failed) >= max(
-                    1, self.batch_size
-                ):
+                pending[key] = item
+                if len(pending) >= max(1, self.batch_size):
+                    self._fetch(drive.id, list(pending.values()), known, batch)
+                    pending.clear()
                     batch.cursor = mark()
                     yield batch
                     batch = Batch(cursor="")
@@ -302,6 +316,7 @@ class SharePointConnector:
                     "nor a delta link"
                 )
             break
+        self._fetch(drive.id, list(pending.values()), known, batch)
         mine = {k for k in known if _drive_of(k) == drive.id}
         if full:  # the listing was whole: what it lacks is gone
             batch.deleted += sorted(mine - seen - removed)
@@ -317,6 +332,7 @@ class SharePointConnector:
         pending = sorted(self._retry)
         for start in range(0, len(pending), max(1, self.batch_size)):
             batch = Batch(cursor="")
+            found: dict[str, list[Mapping[str, Any]]] = {}
             for key in pending[start : start + self.batch_size]:
                 self._retry.discard(key)
                 drive_id, item_id = key.split("/", 1)
@@ -333,9 +349,33 @@ class SharePointConnector:
                 if not item or "deleted" in item or "file" not in item:
                     batch.deleted.append(key)
                     continue
-                self._file(drive_id, item, known, batch)
+                found.setdefault(drive_id, []).append(item)
+            for drive_id, items in found.items():
+                self._fetch(drive_id, items, known, batch)
             batch.cursor = mark()
             yield batch
+
+    def _fetch(
+        self, drive_id: str, items: list[Mapping[str, Any]], known: Mapping[str, str], batch: Batch
+    ) -> None:
+        """Permissions and, where they or the file changed, content of ``items``: up to
+        ``concurrency`` files at a time, added to ``batch`` in the order they were listed."""
+
+        def one(item: Mapping[str, Any]) -> Batch:
+            part = Batch(cursor="")
+            self._file(drive_id, item, known, part)
+            return part
+
+        if self.concurrency > 1 and len(items) > 1:
+            with ThreadPoolExecutor(min(self.concurrency, len(items))) as pool:
+                parts = list(pool.map(one, items))
+        else:
+            parts = [one(item) for item in items]
+        for part in parts:
+            batch.documents += part.documents
+            batch.unchanged += part.unchanged
+            batch.failed += part.failed
+            batch.deleted += part.deleted
 
     def _file(
         self, drive_id: str, item: Mapping[str, Any], known: Mapping[str, str], batch: Batch
@@ -563,7 +603,7 @@ class SharePointConnector:
         attempt, refreshed = 0, False
         while True:
             headers = {"Authorization": f"Bearer {self._bearer()}", "Accept": "application/json"}
-            self.requests += 1
+            self._count()
             try:
                 response = self.client.get(
                     url, headers={**headers, **extra}, follow_redirects=follow
@@ -603,9 +643,17 @@ class SharePointConnector:
             f"Graph answered {what} with HTTP {status}{tries}: {_error(response)}"
         )
 
+    def _count(self) -> None:
+        with self._lock:
+            self.requests += 1
+
     def _bearer(self) -> str:
-        if self._token and self.clock() < self._token_until:
-            return self._token
+        with self._lock:  # one token request, however many files are being fetched
+            if self._token and self.clock() < self._token_until:
+                return self._token
+            return self._new_token()
+
+    def _new_token(self) -> str:
         url = f"{self.authority.rstrip('/')}/{quote(self.tenant_id)}/oauth2/v2.0/token"
         graph = urlsplit(self._graph)
         form = {
@@ -616,7 +664,7 @@ class SharePointConnector:
         }
         response: httpx.Response | None = None
         for attempt in range(self.retries + 1):
-            self.requests += 1
+            self._count()
             try:
                 response = self.client.post(url, data=form, headers={"Accept": "application/json"})
             except httpx.TransportError as exc:
@@ -653,9 +701,11 @@ class SharePointConnector:
         )
 
     def _warn(self, message: str) -> None:
-        if message not in self.warnings:
+        with self._lock:
+            if message in self.warnings:
+                return
             self.warnings.append(message)
-            log.warning("%s", message)
+        log.warning("%s", message)
 
 
 def _drive_of(key: str) -> str:

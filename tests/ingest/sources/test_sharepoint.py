@@ -432,6 +432,7 @@ def test_config_checks_what_it_is_given_and_stores_no_secret(tmp_path):
         "drive_id": "",
         "group_map": "",
         "full_every_days": 7.0,
+        "concurrency": 4,
     }
     pasted = "https://acme.sharepoint.com/sites/Support/Shared%20Documents/Forms/AllItems.aspx"
     assert SharePointConnector.config(site=pasted)["site"] == config["site"]
@@ -536,3 +537,17 @@ def test_a_failed_file_edited_since_is_fetched_once_though_listed_twice(graph, s
         and "second version" in sink.docs[key(docs, a)].content.decode()
     )
     assert graph.fetched(a) == before + 1
+
+
+def test_files_are_fetched_a_few_at_a_time_and_written_in_listing_order(graph, site, docs, sqlite):
+    ids = [graph.put(docs, f"F{n}.html", page(f"F{n}")) for n in range(8)]
+    graph.latency_s = 0.05
+    sink = MemorySink()
+    report = sync("sp", sqlite, sharepoint(graph, site, concurrency=4, batch_size=8), sink)
+    assert report.written == [key(docs, i) for i in ids] and 2 <= graph.peak <= 4
+    assert graph.count("token") == 1  # one token, however many files at once
+    graph.peak = 0
+    for i in ids:
+        graph.edit(docs, i, page("again"))
+    sync("sp", sqlite, sharepoint(graph, site, concurrency=1), sink)
+    assert graph.peak == 1

@@ -581,7 +581,8 @@ class SharePointConnector:
             if isinstance(data, dict):
                 return data
         if response.status_code == 410 and delta:
-            raise DeltaExpired(response.headers.get("location"))
+            location = response.headers.get("location")
+            raise DeltaExpired(str(response.url.join(location)) if location else None)
         if response.status_code == 404 and missing_ok:
             return {}
         self._fail(response, what)

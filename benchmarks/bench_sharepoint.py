@@ -120,9 +120,8 @@ def with_index(files: int) -> None:
             wall, cpu = time.perf_counter(), time.process_time()
             cli_main(["sync"])
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-            print(
-                f"| {label} | {wall:.1f} s | {cpu:.1f} s | {len(graph.requests) - before} requests |"
-            )
+            made = len(graph.requests) - before
+            print(f"| {label} | {wall:.1f} s | {cpu:.1f} s | {made} requests |")
     graph.close()
 
 

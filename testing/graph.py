@@ -169,7 +169,8 @@ class LoopbackGraph(LoopbackServer):
 
     def onedrive(self, owner: str) -> FakeDrive:
         n = next(self._ids)
-        web = f"https://acme-my.sharepoint.com/personal/{owner.replace('@', '_').replace('.', '_')}/Documents"
+        folder = owner.replace("@", "_").replace(".", "_")
+        web = f"https://acme-my.sharepoint.com/personal/{folder}/Documents"
         drive = FakeDrive(f"b!onedrive{n:04d}", "OneDrive", web, root=f"01ROOT{n:06d}")
         drive.items[drive.root] = FakeItem(drive.root, "root", None, folder=True)
         self.drives[drive.id] = drive
@@ -262,7 +263,8 @@ class LoopbackGraph(LoopbackServer):
         return sum(1 for m, p, _, _ in self.requests if p.endswith(f"/items/{item_id}/content"))
 
     def count(self, kind: str) -> int:
-        """Requests of one kind: token, site, drives, delta, item, permissions, content, download."""
+        """Requests of one kind: token, site, drives, delta, item, permissions, content or
+        download."""
         return sum(1 for m, p, _, _ in self.requests if _kind(m, p) == kind)
 
     # --- internals -------------------------------------------------------------------------
@@ -496,7 +498,8 @@ class LoopbackGraph(LoopbackServer):
                     200,
                     {},
                     {
-                        "@odata.context": f"{self.url}/v1.0/$metadata#drives('{drive.id}')/items('{item.id}')/permissions",
+                        "@odata.context": f"{self.url}/v1.0/$metadata#drives('{drive.id}')"
+                        f"/items('{item.id}')/permissions",
                         "value": self._permissions(drive, item),
                     },
                 )
@@ -556,9 +559,10 @@ class LoopbackGraph(LoopbackServer):
                 {"Location": base},
                 _error(
                     "resyncChangesApplyDifferences",
-                    "Resync required. Replace any local items with the server's version (including "
-                    "deletes) if you're sure that the service was up to date with your local changes "
-                    "when you last sync'd. Upload any local changes that the server doesn't know about.",
+                    "Resync required. Replace any local items with the server's version "
+                    "(including deletes) if you're sure that the service was up to date with your "
+                    "local changes when you last sync'd. Upload any local changes that the server "
+                    "doesn't know about.",
                 ),
             )
         top = min(int(query.get("$top") or self.page_size), self.page_size)

@@ -12,9 +12,10 @@ for the six kinds of GET and one POST made here.
   OneDrive) directly.
 * **Changes**: ``GET /drives/{id}/root/delta``, following ``@odata.nextLink`` to the
   ``@odata.deltaLink`` that the next sync starts from. Files come with their content
-  (``/content``, a redirect to a download URL) and permissions (``/permissions``); folders are
-  only walked; the ``deleted`` facet deletes. Files are fetched ``concurrency`` at a time. ``Prefer: deltashowremovedasdeleted,
-  deltatraversepermissiongaps, deltashowsharingchanges`` makes a change of sharing alone appear.
+  (``/content``, a redirect to a download URL) and permissions (``/permissions``), fetched
+  ``concurrency`` files at a time; folders are only walked; the ``deleted`` facet deletes.
+  ``Prefer: deltashowremovedasdeleted, deltatraversepermissiongaps, deltashowsharingchanges``
+  makes a change of sharing alone appear.
   A delta token Graph no longer honours (``410 Gone``) starts a full enumeration, after which
   what it did not list is deleted.
 * **Versions**: a file's ``eTag`` plus its principals. A sharing change alone moves only the
@@ -273,8 +274,9 @@ class SharePointConnector:
             except DeltaExpired as expired:
                 # Graph forgot the token: list everything again, then delete what it lacks
                 self._warn(
-                    f"Graph no longer knows the last sync's delta token for {drive.name or drive.id}: "
-                    "listing every file again (nothing is downloaded that did not change)"
+                    f"Graph no longer knows the last sync's delta token for "
+                    f"{drive.name or drive.id}: listing every file again (nothing is downloaded "
+                    "that did not change)"
                 )
                 url, full = expired.location or self._delta_url(drive.id), True
                 self._same_host(url)
@@ -693,9 +695,10 @@ class SharePointConnector:
         if response.status_code in (400, 401):
             said = str(body.get("error_description") or "").split("\r\n")[0].split("\n")[0][:200]
             raise GraphAuthError(
-                f"Entra ID refused the app's credentials ({body.get('error') or response.status_code}: "
-                f"{said}): check {TENANT_VAR}, {CLIENT_VAR} and {SECRET_VAR} (client secrets "
-                "expire: make a new one under the app's Certificates & secrets)"
+                "Entra ID refused the app's credentials "
+                f"({body.get('error') or response.status_code}: {said}): check {TENANT_VAR}, "
+                f"{CLIENT_VAR} and {SECRET_VAR} (client secrets expire: make a new one under the "
+                "app's Certificates & secrets)"
             )
         raise SourceUnavailable(
             f"{self.authority} answered a token request with HTTP {response.status_code}"

@@ -489,7 +489,9 @@ def test_a_sharing_change_relabels_the_index_without_embedding_again(
     assert index.chunks(doc_id, ["engineering"]) and not index.chunks(doc_id, ["sales"])
     embedded: list[int] = []
     embed = ingester.embed_chunks
-    ingester.embed_chunks = lambda chunks: embedded.append(len(chunks)) or embed(chunks)  # type: ignore[method-assign]
+    ingester.embed_chunks = (  # type: ignore[method-assign]
+        lambda chunks: embedded.append(len(chunks)) or embed(chunks)
+    )
 
     graph.share(docs, f, [granted(entra_group("sales"))])
     report = sync("sp", sqlite, sharepoint(graph, site), sink)

@@ -473,7 +473,7 @@ class SharePointConnector:
             if scope == "users":
                 return self._identities(perm.get("grantedToIdentitiesV2") or [], where)
             if scope != "existingAccess":
-                self._warn(f"{where} has a sharing link of unknown scope {scope!r}: left out")
+                self._warn(f"a sharing link of unknown scope {scope!r} is left out (on {where})")
             return set()
         sets = [perm["grantedToV2"]] if perm.get("grantedToV2") else []
         return self._identities([*sets, *(perm.get("grantedToIdentitiesV2") or [])], where)
@@ -494,8 +494,9 @@ class SharePointConnector:
                     out.add(claim)
                 else:
                     who = user.get("displayName") or user.get("id")
-                    self._warn(
-                        f"{where} is shared with {who}, whose e-mail Graph does not show: left out"
+                    self._warn(  # once per person, not per file they can read
+                        f"{who}'s e-mail is not shown by Graph: what is shared with them alone "
+                        "is left out for them"
                     )
             elif claim:
                 out.add(claim)
@@ -505,9 +506,9 @@ class SharePointConnector:
                 if mapped:
                     out.update(mapped)
                 else:
-                    self._warn(
-                        f"SharePoint site group {name or site_group.get('id')!r} (on {where}) is "
-                        "not in the group mapping (--group-map): its members are left out"
+                    self._warn(  # once per group, not per file it grants
+                        f"SharePoint site group {name or site_group.get('id')!r} is not in the "
+                        "group mapping (--group-map): its members are left out of what it grants"
                     )
         return out
 

@@ -96,6 +96,36 @@ def main(argv: list[str] | None = None) -> int:
         help="a Confluence group every licensed user is in, read as * (default: confluence-users)",
     )
     wiki.add_argument("--name", default=None, help="defaults to the site's host name")
+    sp = kinds.add_parser(
+        "sharepoint",
+        help="SharePoint document libraries or a OneDrive, with their permissions, through "
+        "Microsoft Graph (FOOTNOTE_GRAPH__TENANT_ID, __CLIENT_ID, __CLIENT_SECRET at sync time)",
+    )
+    where = sp.add_mutually_exclusive_group(required=True)
+    where.add_argument("--site", help="e.g. https://acme.sharepoint.com/sites/Support")
+    where.add_argument("--drive-id", help="one drive by its Graph id, e.g. a person's OneDrive")
+    sp.add_argument(
+        "--drive", default=None, help="one document library of the site, by name (default: all)"
+    )
+    sp.add_argument(
+        "--group-map",
+        default=None,
+        help="YAML mapping SharePoint site group names to directory groups "
+        "(e.g. 'Support Members: support'); unmapped site groups are left out",
+    )
+    sp.add_argument(
+        "--full-every-days",
+        type=float,
+        default=7.0,
+        help="list every file again this often, not only Graph's delta (default: 7)",
+    )
+    sp.add_argument(
+        "--concurrency",
+        type=int,
+        default=4,
+        help="files fetched from Graph at once (default: 4; 1 to 16)",
+    )
+    sp.add_argument("--name", default=None, help="defaults to the site's name")
 
     p = sub.add_parser("sync", help="bring company sources up to date (incremental)")
     p.add_argument("--source", default=None, help="only this source (default: every one)")
@@ -373,7 +403,21 @@ def add_source(args, state, settings: Settings) -> int:
     import re
     from urllib.parse import urlsplit
 
-    if args.kind == "confluence":
+    if args.kind == "sharepoint":
+        from ingest.sources.sharepoint import SharePointConnector
+
+        config = SharePointConnector.config(
+            args.site,
+            args.drive,
+            args.drive_id,
+            args.group_map,
+            args.full_every_days,
+            args.concurrency,
+        )
+        site_name = urlsplit(config["site"]).path.rstrip("/").rsplit("/", 1)[-1]
+        name = args.name or site_name or (urlsplit(config["site"]).hostname or "sharepoint")
+        readers = "each file's SharePoint permissions (sharing links and inherited ones too)"
+    elif args.kind == "confluence":
         from ingest.sources.confluence import ConfluenceConnector
 
         config = ConfluenceConnector.config(
@@ -397,6 +441,18 @@ def add_source(args, state, settings: Settings) -> int:
             plain(
                 "before syncing, set FOOTNOTE_CONFLUENCE__EMAIL and FOOTNOTE_CONFLUENCE__API_TOKEN "
                 "(kept in the environment, never stored with the source)",
+                "dim",
+            )
+        )
+    graph = settings.graph
+    if args.kind == "sharepoint" and not (
+        graph and graph.tenant_id and graph.client_id and graph.client_secret
+    ):
+        console.print(
+            plain(
+                "before syncing, set FOOTNOTE_GRAPH__TENANT_ID, FOOTNOTE_GRAPH__CLIENT_ID and "
+                "FOOTNOTE_GRAPH__CLIENT_SECRET (an Entra ID app registration; kept in the "
+                "environment, never stored with the source)",
                 "dim",
             )
         )
@@ -452,7 +508,9 @@ def cmd_sync(args, settings: Settings) -> int:
         if not names:
             raise ConfigError("no sources to sync: footnote sources add web --sitemap URL")
         sink = IndexSink(deps.ingester, settings.admin_groups)
-        env = ConnectorEnv(int(settings.ingest.max_file_mb * 2**20), settings.confluence)
+        env = ConnectorEnv(
+            int(settings.ingest.max_file_mb * 2**20), settings.confluence, settings.graph
+        )
         status = 0
         for name in names:
             record = state.source(name)

@@ -30,6 +30,7 @@ from ingest.settings import (
     ConfluenceSettings,
     DatabaseSettings,
     EmbeddingSettings,
+    GraphSettings,
     IngestSettings,
     QdrantSettings,
 )
@@ -207,6 +208,7 @@ class Settings(BaseSettings):
     ingest: IngestSettings = IngestSettings()
     database: DatabaseSettings = DatabaseSettings()
     confluence: ConfluenceSettings | None = None
+    graph: GraphSettings | None = None
     redis: RedisSettings = RedisSettings()
     server: ServerSettings = ServerSettings()
     telemetry: TelemetrySettings = TelemetrySettings()

@@ -73,6 +73,19 @@ class ConfluenceSettings(BaseModel):
     api_token: SecretStr | None = None
 
 
+class GraphSettings(BaseModel):
+    """A Microsoft Entra ID app registration for the SharePoint / OneDrive source: app-only
+    access to Microsoft Graph with a client secret. Read from the environment only, never stored
+    with the source. ``authority`` and ``url`` name the real hosts; tests point them at a
+    loopback fake."""
+
+    tenant_id: str = ""
+    client_id: str = ""
+    client_secret: SecretStr | None = None
+    authority: str = "https://login.microsoftonline.com"
+    url: str = "https://graph.microsoft.com/v1.0"
+
+
 class DatabaseSettings(BaseModel):
     """Where sync state lives (``ingest/sources/state.py``): unset, SQLite in the data dir;
     ``postgresql://user:password@host:5432/db`` when several machines sync."""

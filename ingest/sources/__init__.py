@@ -4,6 +4,7 @@
 ``state``      durable sync state: sources, cursors, per-document versions (SQLite or PostgreSQL)
 ``web``        an intranet site through its sitemap, robots.txt and conditional GETs
 ``confluence`` Confluence Cloud spaces, with page restrictions and space permissions
+``sharepoint`` SharePoint libraries and OneDrive through Microsoft Graph, with item permissions
 ``sync``       one loop for every connector: write a batch to the index, then advance the cursor
 
 Nothing here is imported by ``footnote ask``: answering a question needs no sync state.

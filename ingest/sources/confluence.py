@@ -407,15 +407,16 @@ def _message(response: httpx.Response) -> str:
     return str(message)[:200] if message else response.reason_phrase
 
 
-def load_group_map(path: Path) -> dict[str, tuple[str, ...]]:
-    """Confluence group name → the directory's principals, for groups not synced from the IdP:
-    ``hr-team: hr``, ``leads: [managers, group:leads]``, ``everyone-here: "*"``."""
+def load_group_map(path: Path, platform: str = "Confluence") -> dict[str, tuple[str, ...]]:
+    """A platform's group name → the directory's principals, for groups not synced from the IdP
+    (Confluence groups, SharePoint site groups): ``hr-team: hr``, ``leads: [managers,
+    group:leads]``, ``everyone-here: "*"``."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read the Confluence group mapping {path}: {exc}") from exc
+        raise ConfigError(f"cannot read the {platform} group mapping {path}: {exc}") from exc
     if not isinstance(data, dict):
-        raise ConfigError(f"the Confluence group mapping {path} must map group names to groups")
+        raise ConfigError(f"the {platform} group mapping {path} must map group names to groups")
     out: dict[str, tuple[str, ...]] = {}
     for name, value in data.items():
         values = value if isinstance(value, list) else [value]

@@ -14,9 +14,11 @@ from pydantic import SecretStr
 
 from ingest.sources.confluence import ConfluenceConnector
 from ingest.sources.connector import Connector, SourceDocument
+from ingest.sources.sharepoint import SharePointConnector
 from ingest.sources.sync import sync
 from ingest.sources.web import WebConnector
 from testing.confluence import LoopbackConfluence
+from testing.graph import LoopbackGraph, entra_group, granted
 from testing.web import LoopbackSite, Page
 from tests.ingest.sources.conftest import Killed, MemorySink
 
@@ -102,7 +104,58 @@ class ConfluenceCase:
         self.site.close()
 
 
-CASES = [WebCase, ConfluenceCase]
+class SharePointCase:
+    """The SharePoint connector against a loopback Microsoft Graph: one document library whose
+    root is shared with the Entra ID group hr (files inherit it)."""
+
+    kind = "sharepoint"
+
+    def __init__(self) -> None:
+        self.graph = LoopbackGraph().start()
+        self.site = self.graph.site("acme.sharepoint.com", "/sites/Support")
+        self.drive = self.graph.drives[self.site.drives[0]]
+        self.graph.share(self.drive, self.drive.root, [granted(entra_group("hr", "HR"))])
+        self.ids: dict[str, str] = {}
+
+    def connector(self, batch_size: int = 2) -> Connector:
+        return SharePointConnector(
+            tenant_id=self.graph.tenant,
+            client_id=self.graph.client_id,
+            client_secret=SecretStr(self.graph.client_secret),
+            site=self.site.web_url,
+            authority=self.graph.url,
+            graph_url=f"{self.graph.url}/v1.0",
+            batch_size=batch_size,
+        )
+
+    def put(self, name: str, text: str) -> None:
+        html = f"<html><head><title>{name}</title></head><body><h1>{name}</h1><p>{text}</p></body></html>"
+        if name in self.ids:
+            self.graph.edit(self.drive, self.ids[name], html)
+        else:
+            self.ids[name] = self.graph.put(self.drive, f"{name}.html", html)
+
+    def remove(self, name: str) -> None:
+        self.graph.delete(self.drive, self.ids[name])
+
+    def throttle(self, name: str, times: int, retry_after_s: int) -> None:
+        self.graph.throttle(times, str(retry_after_s), path=f"/items/{self.ids[name]}/content")
+
+    def key(self, name: str) -> str:
+        return f"{self.drive.id}/{self.ids[name]}"
+
+    def fetches(self, name: str) -> int:
+        return self.graph.fetched(self.ids[name])
+
+    @staticmethod
+    def text(doc: SourceDocument) -> str:
+        return doc.content.decode() if isinstance(doc.content, bytes) else doc.content
+
+    def close(self) -> None:
+        self.graph.close()
+
+
+CASES = [WebCase, ConfluenceCase, SharePointCase]
 NAMES = ["alpha", "bravo", "charlie", "delta", "echo"]
 
 

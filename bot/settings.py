@@ -30,6 +30,7 @@ from ingest.settings import (
     ConfluenceSettings,
     DatabaseSettings,
     EmbeddingSettings,
+    GoogleDriveSettings,
     IngestSettings,
     QdrantSettings,
 )
@@ -207,6 +208,7 @@ class Settings(BaseSettings):
     ingest: IngestSettings = IngestSettings()
     database: DatabaseSettings = DatabaseSettings()
     confluence: ConfluenceSettings | None = None
+    gdrive: GoogleDriveSettings | None = None
     redis: RedisSettings = RedisSettings()
     server: ServerSettings = ServerSettings()
     telemetry: TelemetrySettings = TelemetrySettings()

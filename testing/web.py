@@ -33,7 +33,8 @@ class Page:
 
 
 class LoopbackServer:
-    """A stdlib HTTP server on a free loopback port, on a thread; every GET goes to ``_get``.
+    """A stdlib HTTP server on a free loopback port, on a thread; every GET goes to ``_get``,
+    every POST to ``_post``.
     Subclasses (dataclasses) declare ``_server: ThreadingHTTPServer | None = None``."""
 
     _server: ThreadingHTTPServer | None
@@ -47,6 +48,9 @@ class LoopbackServer:
 
             def do_GET(self) -> None:
                 fake._get(self)
+
+            def do_POST(self) -> None:
+                fake._post(self)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(
@@ -66,6 +70,10 @@ class LoopbackServer:
 
     def _get(self, h: BaseHTTPRequestHandler) -> None:
         raise NotImplementedError
+
+    def _post(self, h: BaseHTTPRequestHandler) -> None:
+        """A fake that takes POSTs (a token endpoint, say) overrides this."""
+        h.send_error(405)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ingest.errors import ConfigError, FootnoteError
-from ingest.settings import ConfluenceSettings
+from ingest.settings import ConfluenceSettings, GoogleDriveSettings
 
 EVERYONE = "*"
 GROUP = "group:"
@@ -35,6 +35,7 @@ class ConnectorEnv:
 
     max_bytes: int = 50 * 2**20
     confluence: ConfluenceSettings | None = None
+    gdrive: GoogleDriveSettings | None = None
 
 
 @dataclass(frozen=True)

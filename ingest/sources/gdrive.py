@@ -279,6 +279,7 @@ class GoogleDriveConnector:
     skipped: dict[str, int] = field(default_factory=dict)  # mime type → files not read
     kind: str = "gdrive"
     _parents: dict[str, tuple[str, ...]] = field(default_factory=dict)  # folder id → its parents
+    _retry: set[str] = field(default_factory=set)  # failed this sync: asked for again next time
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], env: ConnectorEnv) -> GoogleDriveConnector:
@@ -343,7 +344,7 @@ class GoogleDriveConnector:
         elif saved.get("relist"):
             yield from self._listing(token, known)
         else:
-            yield from self._incremental(token, known)
+            yield from self._incremental(token, [str(r) for r in saved.get("retry") or []], known)
         self._note_skipped()
 
     def close(self) -> None:
@@ -369,7 +370,13 @@ class GoogleDriveConnector:
             batch = Batch(cursor=mark)
             self._fetch(stale[start : start + self.batch_size], known, batch)
             yield batch
-        yield Batch(cursor=json.dumps({"changes": token}))
+        yield Batch(cursor=self._cursor(token))
+
+    def _cursor(self, token: str) -> str:
+        """Where the next sync starts: the feed's token, and the files that failed this time
+        (the feed will not name them again unless they change)."""
+        retry = sorted(self._retry)
+        return json.dumps({"changes": token, "retry": retry} if retry else {"changes": token})
 
     def _list_files(self) -> Iterator[dict[str, Any]]:
         if not self.folder_id:
@@ -407,7 +414,9 @@ class GoogleDriveConnector:
 
     # --- the changes feed ------------------------------------------------------------------
 
-    def _incremental(self, token: str, known: Mapping[str, str]) -> Iterator[Batch]:
+    def _incremental(
+        self, token: str, retry: Sequence[str], known: Mapping[str, str]
+    ) -> Iterator[Batch]:
         latest: dict[str, dict[str, Any]] = {}  # file id → its last change
         relist = False
         page, new_token = token, ""
@@ -433,7 +442,10 @@ class GoogleDriveConnector:
         if relist:  # a folder moved, was shared or trashed: what is under it did not report
             yield from self._listing(new_token, known)
             return
-        stay = json.dumps({"changes": token})  # until every batch is written
+        for fid in retry:  # failed last time and not changed since: asked for by id
+            if fid not in latest:
+                latest[fid] = self._file(fid)
+        stay = json.dumps({"changes": token, "retry": list(retry)} if retry else {"changes": token})
         deleted, stale = [], []
         for fid, change in latest.items():
             f = change.get("file") or {}
@@ -450,7 +462,21 @@ class GoogleDriveConnector:
             batch = Batch(cursor=stay)
             self._fetch(stale[start : start + self.batch_size], known, batch)
             yield batch
-        yield Batch(cursor=json.dumps({"changes": new_token}))
+        yield Batch(cursor=self._cursor(new_token))
+
+    def _file(self, fid: str) -> dict[str, Any]:
+        """One file's metadata, as a change of it (``removed`` when it is gone)."""
+        try:
+            meta = self.drive.get(
+                f"/files/{fid}",
+                {"fields": FILE_FIELDS, "supportsAllDrives": "true"},
+                f"the file {fid}",
+            )
+        except DriveError as exc:
+            if exc.status != 404:
+                raise
+            return {"fileId": fid, "removed": True}
+        return {"fileId": fid, "file": meta}
 
     def _in_scope(self, f: Mapping[str, Any]) -> bool:
         if f.get("trashed") or str(f.get("driveId") or "") != self.drive_id:
@@ -463,15 +489,20 @@ class GoogleDriveConnector:
             if self.folder_id in parents:
                 return True
             parent = parents[0]
-            if parent in seen or len(seen) > 100:
-                return False
+            if parent == self.drive_id or parent in seen or len(seen) > 100:
+                return False  # the shared drive's root, above the folder
             seen.add(parent)
             if parent not in self._parents:
-                meta = self.drive.get(
-                    f"/files/{parent}",
-                    {"fields": "id,parents,trashed", "supportsAllDrives": "true"},
-                    f"the folder {parent}",
-                )
+                try:
+                    meta = self.drive.get(
+                        f"/files/{parent}",
+                        {"fields": "id,parents,trashed", "supportsAllDrives": "true"},
+                        f"the folder {parent}",
+                    )
+                except DriveError as exc:
+                    if exc.status != 404:  # gone, or hidden from the account: not ours
+                        raise
+                    meta = {"trashed": True}
                 self._parents[parent] = (
                     () if meta.get("trashed") else tuple(meta.get("parents") or ())
                 )
@@ -530,6 +561,7 @@ class GoogleDriveConnector:
     ) -> None:
         """Tried again at the next sync. A file that lost a permission leaves the index meanwhile
         (it comes back when fetched): its old copy must not answer someone who lost access."""
+        self._retry.add(fid)
         old = json.loads(known[fid]) if known.get(fid) else None
         if old is not None and set(old.get("ids") or []) - set(_stamp(f)["ids"]):
             batch.deleted.append(fid)
@@ -584,7 +616,7 @@ class GoogleDriveConnector:
                 found |= self._principal(perm)
             page = reply.get("nextPageToken")
             if not page:
-                return sorted(found)
+                return [EVERYONE] if EVERYONE in found else sorted(found)
 
     def _principal(self, perm: Mapping[str, Any]) -> set[str]:
         kind = perm.get("type")
@@ -603,8 +635,8 @@ class GoogleDriveConnector:
             if domain in self.domains:
                 return {EVERYONE}
             self._warn(
-                f"files shared with the domain {domain} (not one of {', '.join(self.domains)}) "
-                "were left open to no one for it; add it with --domain if it is yours"
+                f"grants to the domain {domain} (not one of {', '.join(self.domains)}) were "
+                "left out; add it with --domain if it is yours"
             )
         return set()
 

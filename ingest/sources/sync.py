@@ -23,6 +23,7 @@ from ingest.languages import detect_lang
 from ingest.parse import MEDIA_TYPES, parse_bytes
 from ingest.sources.confluence import ConfluenceConnector
 from ingest.sources.connector import Connector, ConnectorEnv, SourceDocument, index_acl
+from ingest.sources.gdrive import GoogleDriveConnector
 from ingest.sources.state import SyncState
 from ingest.sources.web import WebConnector
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 CONNECTORS: dict[str, Callable[[Mapping[str, Any], ConnectorEnv], Connector]] = {
     "web": WebConnector.from_config,
     "confluence": ConfluenceConnector.from_config,
+    "gdrive": GoogleDriveConnector.from_config,
 }
 
 

@@ -726,13 +726,16 @@ def _message(response: httpx.Response) -> str:
 
 
 def doc_html(title: str, exported: bytes) -> str:
-    """A Google Doc's HTML export, its headings anchored as Docs links them (``#heading=h.…``)
-    and its title first. Text stays text: the parser reads the tree, escaping nothing in."""
+    """A Google Doc's HTML export, its headings anchored as Docs links them (``#heading=h.…``),
+    the file's name as its title (and not again as a Title-styled first line). Text stays text: the parser reads the tree, escaping nothing in."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(exported.decode("utf-8", errors="replace"), "html.parser")
     for tag in soup.find_all(["script", "style"]):
         tag.decompose()
+    for para in soup.find_all("p", class_="title"):  # the doc's name again, in the Title style
+        if " ".join(para.get_text(" ").split()) == " ".join(title.split()):
+            para.decompose()
     for heading in soup.find_all(["h1", "h2", "h3", "h4", "h5", "h6"]):
         anchor = str(heading.get("id") or "")
         if anchor.startswith("h."):

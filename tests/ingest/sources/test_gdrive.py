@@ -221,7 +221,12 @@ def test_moved_out_of_the_folder_or_the_drive_and_deleted_files_leave(
 def test_google_formats_are_exported_and_other_files_downloaded_or_skipped(
     site, policies, key, sqlite
 ):
-    doc = site.put("Garage", '<h2 id="h.x1y2">Opening hours</h2><p>Closes at 22:00.</p>', policies)
+    doc = site.put(
+        "Garage",
+        '<p class="title"><span>Garage</span></p><h2 id="h.x1y2">Opening hours</h2>'
+        "<p>Closes at 22:00.</p>",
+        policies,
+    )
     sheet = site.put("Rates", "city,rate\nLisbon,2400\n", policies, mime=SHEET)
     slides = site.put("Kickoff", "Welcome\nAgenda", policies, mime=SLIDES)
     pdf = site.put("Scan.pdf", b"%PDF-1.4 fake", policies, mime="application/pdf")
@@ -234,6 +239,7 @@ def test_google_formats_are_exported_and_other_files_downloaded_or_skipped(
     assert sorted(report.written) == sorted([doc, sheet, slides, pdf, md])
     html = str(sink.docs[doc].content)
     assert '<h2 id="heading=h.x1y2">' in html and "<style" not in html
+    assert 'class="title"' not in html and "<title>Garage</title>" in html
     assert sink.docs[doc].url == f"https://docs.google.com/document/d/{doc}/edit?usp=drivesdk"
     assert (
         "<th>city</th>" in str(sink.docs[sheet].content)

@@ -124,6 +124,7 @@ class LoopbackDrive(LoopbackServer):
     subjects: set[str] | None = None  # users the account may act as (delegation); None: any
     token_ttl: int = 3599
     max_page: int = 100
+    inherited_ids: bool = True  # False: permissionIds lists a file's own grants alone
     drives: dict[str, FakeDrive] = field(default_factory=dict)
     files: dict[str, FakeFile] = field(default_factory=dict)
     requests: list[tuple[str, dict[str, str], int]] = field(default_factory=list)
@@ -329,7 +330,14 @@ class LoopbackDrive(LoopbackServer):
             "version": str(f.version),
             "modifiedTime": f.modified,
             "webViewLink": link.format(f.id),
-            "permissionIds": sorted(p["id"] for p in self._permissions(f)),
+            "permissionIds": sorted(
+                p["id"]
+                for p in self._permissions(f)
+                if self.inherited_ids
+                or any(
+                    not d["inherited"] for d in p.get("permissionDetails") or [{"inherited": False}]
+                )
+            ),
             "lastModifyingUser": {"kind": "drive#user", "displayName": "Page Owner"},
         }
         if f.drive:

@@ -280,6 +280,7 @@ class GoogleDriveConnector:
     kind: str = "gdrive"
     _parents: dict[str, tuple[str, ...]] = field(default_factory=dict)  # folder id → its parents
     _retry: set[str] = field(default_factory=set)  # failed this sync: asked for again next time
+    _read: dict[str, list[str] | None] = field(default_factory=dict)  # principals read ahead
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], env: ConnectorEnv) -> GoogleDriveConnector:
@@ -342,7 +343,7 @@ class GoogleDriveConnector:
             )
             yield from self._listing(token, known)
         elif saved.get("relist"):
-            yield from self._listing(token, known)
+            yield from self._listing(token, known, recheck=saved.get("relist") == "recheck")
         else:
             yield from self._incremental(token, [str(r) for r in saved.get("retry") or []], known)
         self._note_skipped()
@@ -356,14 +357,29 @@ class GoogleDriveConnector:
 
     # --- listing ---------------------------------------------------------------------------
 
-    def _listing(self, token: str, known: Mapping[str, str]) -> Iterator[Batch]:
+    def _listing(
+        self, token: str, known: Mapping[str, str], recheck: bool = False
+    ) -> Iterator[Batch]:
         """Every file, metadata only; what differs from ``known`` is fetched, what is missing is
-        deleted (first, so a file that left shows up nowhere a moment longer)."""
-        mark = json.dumps({"changes": token, "relist": True})
+        deleted (first, so a file that left shows up nowhere a moment longer). ``recheck``: a
+        folder or the drive's members changed, so every file's permissions are read again too,
+        whether or not Drive moved its ``permissionIds``."""
+        mark = json.dumps({"changes": token, "relist": "recheck" if recheck else True})
         listed = [f for f in self._list_files() if self._readable(f)]
         ids = {str(f["id"]) for f in listed}
         stale = [f for f in listed if _stamp(f) != _stamp_of(known.get(str(f["id"])))]
         fetched = {str(f["id"]) for f in stale}
+        for f in listed if recheck else ():
+            fid = str(f["id"])
+            if fid in fetched or fid not in known:
+                continue
+            try:
+                self._read[fid] = self._principals(fid)
+            except SourceUnavailable:
+                self._read[fid] = None  # stale: _fetch tries again, and fails closed
+            if self._read[fid] != json.loads(known[fid]).get("principals"):
+                stale.append(f)
+                fetched.add(fid)
         unchanged = [str(f["id"]) for f in listed if str(f["id"]) not in fetched]
         yield Batch(cursor=mark, deleted=sorted(set(known) - ids), unchanged=unchanged)
         for start in range(0, len(stale), self.batch_size):
@@ -440,7 +456,7 @@ class GoogleDriveConnector:
             if not new_token and not page:
                 raise SourceUnavailable("Google Drive's changes feed ended without a next token")
         if relist:  # a folder moved, was shared or trashed: what is under it did not report
-            yield from self._listing(new_token, known)
+            yield from self._listing(new_token, known, recheck=True)
             return
         for fid in retry:  # failed last time and not changed since: asked for by id
             if fid not in latest:
@@ -526,16 +542,17 @@ class GoogleDriveConnector:
     ) -> None:
         for f in files:
             fid = str(f["id"])
+            read = self._read.pop(fid, None)
             try:
-                principals = self._principals(fid)
+                principals = read if read is not None else self._principals(fid)
                 content, media_type = self._content(f)
             except DriveError as exc:
                 if exc.status == 404:  # gone since it was listed: the next feed says so
                     continue
-                self._failed(fid, f, known, batch, str(exc))
+                self._failed(fid, f, known, batch, str(exc), read)
                 continue
             except SourceUnavailable as exc:
-                self._failed(fid, f, known, batch, str(exc))
+                self._failed(fid, f, known, batch, str(exc), read)
                 continue
             if content is None:
                 batch.failed.append((fid, media_type))
@@ -557,13 +574,22 @@ class GoogleDriveConnector:
             )
 
     def _failed(
-        self, fid: str, f: Mapping[str, Any], known: Mapping[str, str], batch: Batch, why: str
+        self,
+        fid: str,
+        f: Mapping[str, Any],
+        known: Mapping[str, str],
+        batch: Batch,
+        why: str,
+        read: list[str] | None,
     ) -> None:
         """Tried again at the next sync. A file that lost a permission leaves the index meanwhile
         (it comes back when fetched): its old copy must not answer someone who lost access."""
         self._retry.add(fid)
         old = json.loads(known[fid]) if known.get(fid) else None
-        if old is not None and set(old.get("ids") or []) - set(_stamp(f)["ids"]):
+        lost = old is not None and bool(set(old.get("ids") or []) - set(_stamp(f)["ids"]))
+        if old is not None and read is not None and EVERYONE not in read:
+            lost = lost or bool(set(old.get("principals") or []) - set(read))
+        if lost:
             batch.deleted.append(fid)
         else:
             batch.failed.append((fid, why))

@@ -188,6 +188,31 @@ def test_a_folder_shared_or_trashed_reaches_the_files_under_it(site, policies, k
     assert report.deleted == [deep] and not sink.docs
 
 
+@pytest.mark.parametrize("inherited_ids", [True, False], ids=["ids-move", "ids-stay"])
+def test_inherited_changes_relabel_whether_or_not_permission_ids_move(
+    site, policies, key, sqlite, inherited_ids
+):
+    """Drive does not document whether sharing a folder or changing a shared drive's members
+    moves the ``permissionIds`` of the files below: either way, their readers are read again."""
+    site.inherited_ids = inherited_ids
+    folder = site.folder("Payroll", policies)
+    a = site.put("A", "<p>a</p>", folder)
+    b = site.put("B", "<p>b</p>", policies)
+    sink = MemorySink()
+    sync("drive", sqlite, drive(site, key, policies), sink)
+    site.share(folder, [user("cfo@acme.example")])
+    report = sync("drive", sqlite, drive(site, key, policies), sink)
+    assert report.written == [a] and b in report.unchanged
+    assert sink.docs[a].principals == ("group:hr@acme.example", "user:cfo@acme.example")
+    site.set_members(policies, [])  # hr leaves the drive
+    site.throttle(5, "0", file=b, calls="content")  # b's copy cannot be fetched: it leaves
+    report = sync("drive", sqlite, drive(site, key, policies, retries=1), sink)
+    assert report.written == [a] and report.deleted == [b]
+    assert sink.docs[a].principals == ("user:cfo@acme.example",) and b not in sink.docs
+    report = sync("drive", sqlite, drive(site, key, policies), sink)
+    assert report.written == [b] and sink.docs[b].principals == ()
+
+
 def test_moved_out_of_the_folder_or_the_drive_and_deleted_files_leave(
     site, policies, key, key_path, sqlite
 ):

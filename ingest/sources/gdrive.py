@@ -30,6 +30,7 @@ import csv
 import io
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,6 +77,7 @@ PERMISSION_FIELDS = (
     "permissionDetails)"
 )
 RATE_REASONS = {"rateLimitExceeded", "userRateLimitExceeded"}
+DRIVE_ID = re.compile(r"[A-Za-z0-9_-]{1,200}")  # ids go into paths and queries: Drive's alphabet
 RETRIED = {429, 500, 502, 503, 504}
 
 
@@ -303,6 +305,8 @@ class GoogleDriveConnector:
         stops here: the drive's (or folder's) id and name, the company's domains. No key."""
         if bool(shared_drive) == bool(folder):
             raise ConfigError('give one of --shared-drive "NAME" or --folder ID')
+        if folder and not DRIVE_ID.fullmatch(folder):
+            raise ConfigError(f"--folder takes a folder's id (the end of its URL), got {folder!r}")
         wanted = sorted({d.strip().lower().lstrip("@") for d in domains if d.strip()})
         if not wanted and "@" in drive.subject:
             wanted = [drive.subject.rsplit("@", 1)[1].lower()]
@@ -365,7 +369,7 @@ class GoogleDriveConnector:
         folder or the drive's members changed, so every file's permissions are read again too,
         whether or not Drive moved its ``permissionIds``."""
         mark = json.dumps({"changes": token, "relist": "recheck" if recheck else True})
-        listed = [f for f in self._list_files() if self._readable(f)]
+        listed = [f for f in self._list_files() if self._readable(_checked(f))]
         ids = {str(f["id"]) for f in listed}
         stale = [f for f in listed if _stamp(f) != _stamp_of(known.get(str(f["id"])))]
         fetched = {str(f["id"]) for f in stale}
@@ -449,6 +453,7 @@ class GoogleDriveConnector:
                 if change.get("changeType") == "drive":  # its members changed, say
                     relist = relist or change.get("driveId") == self.drive_id
                 elif change.get("fileId"):
+                    _checked({"id": change["fileId"]})
                     latest[str(change["fileId"])] = change
                     relist = relist or (change.get("file") or {}).get("mimeType") == FOLDER
             new_token = str(reply.get("newStartPageToken") or "")
@@ -559,10 +564,13 @@ class GoogleDriveConnector:
                 continue
             owners = f.get("owners") or []
             owner = (owners[0] if owners else f.get("lastModifyingUser") or {}).get("displayName")
+            link = str(f.get("webViewLink") or "")
+            if not link.startswith("https://"):  # a citation opens it: Google's own links only
+                link = f"https://drive.google.com/file/d/{fid}/view"
             batch.documents.append(
                 SourceDocument(
                     key=fid,
-                    url=str(f.get("webViewLink") or f"https://drive.google.com/file/d/{fid}/view"),
+                    url=link,
                     content=content,
                     media_type=media_type,
                     version=json.dumps({**_stamp(f), "principals": principals}, sort_keys=True),
@@ -708,6 +716,14 @@ def find_shared_drive(drive: DriveClient, name: str) -> dict[str, str]:
             "member (Content manager, to see who may read each file) or check the name"
         ) from None
     return {"id": str(by_id["id"]), "name": str(by_id.get("name") or name)}
+
+
+def _checked(f: dict[str, Any]) -> dict[str, Any]:
+    if not DRIVE_ID.fullmatch(str(f.get("id") or "")):
+        raise SourceUnavailable(
+            f"Google Drive listed an unexpected file id {str(f.get('id'))[:40]!r}"
+        )
+    return f
 
 
 def _stamp(f: Mapping[str, Any]) -> dict[str, Any]:

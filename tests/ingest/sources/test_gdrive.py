@@ -440,6 +440,8 @@ def test_config_resolves_the_shared_drive_or_folder_and_the_domain(site, policie
     doc = site.put("A doc", "<p>a</p>", policies)
     with pytest.raises(ConfigError, match="not a folder"):
         GoogleDriveConnector.config(client, folder=doc)
+    with pytest.raises(ConfigError, match="folder's id"):
+        GoogleDriveConnector.config(client, folder="x' or name contains 'y")
     plain = DriveClient(key, token_uri=site.token_uri, api_url=site.url)
     with pytest.raises(ConfigError, match="--domain"):
         GoogleDriveConnector.config(plain, shared_drive="Policies")

@@ -409,6 +409,8 @@ class LoopbackDrive(LoopbackServer):
         with self._lock:
             status, headers, body = self._answer(parts.path, query, h.headers.get("Authorization"))
             self.requests.append((parts.path, query, status))
+        if status == 200 and isinstance(body, dict):
+            body = _select(body, query["fields"]) if "fields" in query else _defaults(body)
         if isinstance(body, bytes):
             data, kind = body, headers.pop("Content-Type", "application/octet-stream")
         else:
@@ -643,6 +645,52 @@ class LoopbackDrive(LoopbackServer):
             self._pages[token] = (base, start + size)
             body["nextPageToken"] = token
         return 200, {}, body
+
+
+# What Drive returns of a resource when the request names no ``fields``
+_DEFAULT = {
+    "drive#file": {"kind", "id", "name", "mimeType"},
+    "drive#permission": {"kind", "id", "type", "role"},
+}
+
+
+def _defaults(body: Any) -> Any:
+    if isinstance(body, list):
+        return [_defaults(b) for b in body]
+    if not isinstance(body, dict):
+        return body
+    keep = _DEFAULT.get(str(body.get("kind")))
+    return {k: _defaults(v) for k, v in body.items() if keep is None or k in keep}
+
+
+def _select(body: Any, fields: str) -> Any:
+    """Only the ``fields`` asked for (``nextPageToken,files(id,owners(displayName))``), as Drive
+    answers a partial response: a field the connector forgets to ask for is not there."""
+    if isinstance(body, list):
+        return [_select(b, fields) for b in body]
+    if not isinstance(body, dict) or fields.strip() == "*":
+        return body
+    wanted: dict[str, str | None] = {}
+    depth, start, name = 0, 0, ""
+    for i, c in enumerate(fields + ","):
+        if c == "(" and depth == 0:
+            name, start = fields[start:i].strip(), i + 1
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                wanted[name] = fields[start:i]
+        elif c == "," and depth == 0:
+            part = fields[start:i].strip()
+            if part and not part.endswith(")"):
+                wanted[part] = None
+            start = i + 1
+    return {
+        k: (v if wanted[k] is None else _select(v, wanted[k] or "*"))
+        for k, v in body.items()
+        if k in wanted
+    }
 
 
 def _error(code: int, message: str, reason: str, domain: str) -> dict[str, Any]:

@@ -239,7 +239,7 @@ class LoopbackDrive(LoopbackServer):
         calls: str = "content",
     ) -> None:
         """Answer the next ``times`` API calls with ``status``; with ``file``, only the calls for
-        its ``content`` (an export or a download), or its ``permissions``."""
+        its ``content`` (an export or a download), its ``permissions`` or its ``metadata``."""
         self._throttles.append([times, retry_after, file and (file, calls), status, reason])
 
     def fetches(self, fid: str) -> int:
@@ -451,6 +451,8 @@ class LoopbackDrive(LoopbackServer):
             about = (m.group(1), "content")
         elif m and m.group(2) == "/permissions":
             about = (m.group(1), "permissions")
+        elif m:
+            about = (m.group(1), "metadata")
         for t in self._throttles:
             if t[0] > 0 and (t[2] is None or t[2] == about):
                 t[0] -= 1

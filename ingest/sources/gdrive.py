@@ -464,8 +464,8 @@ class GoogleDriveConnector:
             yield from self._listing(new_token, known, recheck=True)
             return
         for fid in retry:  # failed last time and not changed since: asked for by id
-            if fid not in latest:
-                latest[fid] = self._file(fid)
+            if fid not in latest and (change := self._file(fid)) is not None:
+                latest[fid] = change
         stay = json.dumps({"changes": token, "retry": list(retry)} if retry else {"changes": token})
         deleted, stale = [], []
         for fid, change in latest.items():
@@ -485,8 +485,9 @@ class GoogleDriveConnector:
             yield batch
         yield Batch(cursor=self._cursor(new_token))
 
-    def _file(self, fid: str) -> dict[str, Any]:
-        """One file's metadata, as a change of it (``removed`` when it is gone)."""
+    def _file(self, fid: str) -> dict[str, Any] | None:
+        """One file's metadata, as a change of it: ``removed`` when it is gone or hidden from
+        the account; None when Drive cannot say now (asked again next time)."""
         try:
             meta = self.drive.get(
                 f"/files/{fid}",
@@ -494,9 +495,13 @@ class GoogleDriveConnector:
                 f"the file {fid}",
             )
         except DriveError as exc:
-            if exc.status != 404:
-                raise
-            return {"fileId": fid, "removed": True}
+            if exc.status in (403, 404) and exc.reason not in RATE_REASONS:
+                return {"fileId": fid, "removed": True}
+            self._retry.add(fid)
+            return None
+        except SourceUnavailable:
+            self._retry.add(fid)
+            return None
         return {"fileId": fid, "file": meta}
 
     def _in_scope(self, f: Mapping[str, Any]) -> bool:
@@ -707,6 +712,8 @@ def find_shared_drive(drive: DriveClient, name: str) -> dict[str, str]:
     if found:
         return {"id": str(found[0]["id"]), "name": name}
     try:
+        if not DRIVE_ID.fullmatch(name):
+            raise DriveError("not an id", 404, "notFound")
         by_id = drive.get(f"/drives/{name}", {}, f"the shared drive {name!r}")
     except DriveError as exc:
         if exc.status != 404:

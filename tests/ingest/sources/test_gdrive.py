@@ -377,6 +377,23 @@ def test_a_narrowed_file_that_cannot_be_fetched_leaves_the_index_until_it_can(
     assert sink.docs[narrowed].principals == ("group:hr@acme.example",)
 
 
+def test_a_failed_file_asked_for_by_id_again_gone_or_still_failing_never_stops_the_sync(
+    site, policies, key, sqlite
+):
+    a, b = site.put("A", "<p>a</p>", policies), site.put("B", "<p>b</p>", policies)
+    site.throttle(2, "0", file=a)
+    site.throttle(2, "0", file=b)
+    report = sync("drive", sqlite, drive(site, key, policies, retries=1), MemorySink())
+    assert sorted(k for k, _ in report.failed) == sorted([a, b])
+    site.delete(a)  # gone before the retry
+    site.throttle(2, "0", file=b, calls="metadata")
+    conn = drive(site, key, policies, retries=1)
+    report = sync("drive", sqlite, conn, MemorySink())
+    assert not report.written and not report.failed  # a: never written; b: asked again later
+    report = sync("drive", sqlite, drive(site, key, policies), MemorySink())
+    assert report.written == [b]
+
+
 def test_permissions_the_account_may_not_see_make_the_file_admins_only(site, policies, key, sqlite):
     fid = site.put("A", "<p>a</p>", policies)
     site.throttle(

@@ -131,6 +131,7 @@ class LoopbackDrive(LoopbackServer):
     token_requests: list[dict[str, Any]] = field(default_factory=list)  # verified claims
     _changes: list[dict[str, Any]] = field(default_factory=list)  # the feed, oldest first
     _tokens: dict[str, float] = field(default_factory=dict)  # access token → expiry
+    _token_outage: int = 0  # the next token requests that answer 503
     _throttles: list[list[Any]] = field(default_factory=list)  # [times, after, about, status, why]
     _pages: dict[str, tuple[str, int]] = field(default_factory=dict)  # page token → (query, start)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -167,6 +168,10 @@ class LoopbackDrive(LoopbackServer):
     @property
     def token_uri(self) -> str:
         return f"{self.url}/token"
+
+    def token_outage(self, times: int) -> None:
+        """The token endpoint answers the next ``times`` requests ``503``."""
+        self._token_outage = times
 
     def expire_tokens(self) -> None:
         """Every access token issued so far is refused from now on, as after an hour."""
@@ -355,7 +360,11 @@ class LoopbackDrive(LoopbackServer):
         length = int(h.headers.get("Content-Length") or 0)
         form = {k: v[0] for k, v in parse_qs(h.rfile.read(length).decode()).items()}
         with self._lock:
-            status, body = self._token(urlsplit(h.path).path, form)
+            if self._token_outage:
+                self._token_outage -= 1
+                status, body = 503, {"error": "internal_failure", "error_description": "Backend"}
+            else:
+                status, body = self._token(urlsplit(h.path).path, form)
             self.requests.append(("POST " + urlsplit(h.path).path, {}, status))
         self._send(h, status, {}, json.dumps(body).encode(), "application/json; charset=utf-8")
 

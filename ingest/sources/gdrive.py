@@ -188,12 +188,19 @@ class DriveClient:
             raise ConfigError(
                 f"the private key in {KEY_VAR} cannot sign (not an RSA key in PEM form)"
             ) from None
-        try:
-            response = self.client.post(
-                self.token_uri, data={"grant_type": GRANT, "assertion": assertion}
-            )
-        except httpx.TransportError as exc:
-            raise SourceUnavailable(f"cannot reach Google's token endpoint: {exc}") from exc
+        for attempt in range(self.retries + 1):
+            try:
+                response = self.client.post(
+                    self.token_uri, data={"grant_type": GRANT, "assertion": assertion}
+                )
+            except httpx.TransportError as exc:
+                if attempt == self.retries:
+                    raise SourceUnavailable(f"cannot reach Google's token endpoint: {exc}") from exc
+                self.sleep(min(2.0**attempt, self.max_wait_s))
+                continue
+            if response.status_code not in RETRIED or attempt == self.retries:
+                break
+            self.sleep(retry_after(response.headers.get("retry-after"), attempt, self.max_wait_s))
         body = _json(response)
         if response.status_code != 200 or not body.get("access_token"):
             if response.status_code >= 500 or response.status_code == 429:

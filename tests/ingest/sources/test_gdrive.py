@@ -286,17 +286,23 @@ def test_doc_html_keeps_text_as_text():
     assert "alert" not in html
 
 
-def test_an_expired_token_is_refreshed_once_and_the_sync_goes_on(site, policies, key, sqlite):
+def test_an_expired_token_is_refreshed_once_and_the_sync_goes_on(
+    site, policies, key, sqlite, caplog
+):
+    caplog.set_level(logging.DEBUG)
     a = site.put("A", "<p>a</p>", policies)
-    conn = drive(site, key, policies)
+    waits: list[float] = []
+    conn = drive(site, key, policies, sleep=waits.append)
+    site.token_outage(1)  # Google's token endpoint has a bad second: retried
     sync("drive", sqlite, conn, MemorySink())
-    assert len(site.token_requests) == 1
+    assert len(site.token_requests) == 1 and waits == [1.0]
     b = site.put("B", "<p>b</p>", policies)
     site.expire_tokens()  # an hour later, the cached token is refused
     report = sync("drive", sqlite, conn, MemorySink())
     assert report.written == [b] and len(site.token_requests) == 2
     assert [s for p, _, s in site.requests if p == "/drive/v3/changes"] == [401, 200]
     assert a not in report.written
+    assert "ya29." not in caplog.text and "PRIVATE KEY" not in caplog.text  # no secret logged
 
 
 def test_a_key_google_does_not_know_is_a_clear_error_that_never_shows_the_key(

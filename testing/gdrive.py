@@ -219,6 +219,10 @@ class LoopbackDrive(LoopbackServer):
         self.files[fid].grants = list(grants)
         self._touch(self.files[fid])
 
+    def rename(self, fid: str, name: str) -> None:
+        self.files[fid].name = name
+        self._touch(self.files[fid])
+
     def move(self, fid: str, parent: str) -> None:
         f = self.files[fid]
         old, f.parent, f.drive = f.drive, parent, self._drive_of(parent)

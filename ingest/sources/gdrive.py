@@ -290,6 +290,7 @@ class GoogleDriveConnector:
     _parents: dict[str, tuple[str, ...]] = field(default_factory=dict)  # folder id → its parents
     _retry: set[str] = field(default_factory=set)  # failed this sync: asked for again next time
     _read: dict[str, list[str] | None] = field(default_factory=dict)  # principals read ahead
+    _folders: dict[str, Any] = field(default_factory=dict)  # folder id → its parents and sharing
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], env: ConnectorEnv) -> GoogleDriveConnector:
@@ -356,7 +357,8 @@ class GoogleDriveConnector:
         elif saved.get("relist"):
             yield from self._listing(token, known, recheck=saved.get("relist") == "recheck")
         else:
-            yield from self._incremental(token, [str(r) for r in saved.get("retry") or []], known)
+            assert cursor is not None
+            yield from self._incremental(cursor, saved, known)
         self._note_skipped()
 
     def close(self) -> None:
@@ -376,7 +378,9 @@ class GoogleDriveConnector:
         folder or the drive's members changed, so every file's permissions are read again too,
         whether or not Drive moved its ``permissionIds``."""
         mark = json.dumps({"changes": token, "relist": "recheck" if recheck else True})
-        listed = [f for f in self._list_files() if self._readable(_checked(f))]
+        everything = [_checked(f) for f in self._list_files()]
+        self._folders = {str(f["id"]): _folder_stamp(f) for f in everything if _is_folder(f)}
+        listed = [f for f in everything if self._readable(f)]
         ids = {str(f["id"]) for f in listed}
         stale = [f for f in listed if _stamp(f) != _stamp_of(known.get(str(f["id"])))]
         fetched = {str(f["id"]) for f in stale}
@@ -402,14 +406,19 @@ class GoogleDriveConnector:
     def _cursor(self, token: str) -> str:
         """Where the next sync starts: the feed's token, and the files that failed this time
         (the feed will not name them again unless they change)."""
-        retry = sorted(self._retry)
-        return json.dumps({"changes": token, "retry": retry} if retry else {"changes": token})
+        out: dict[str, Any] = {"changes": token, "folders": self._folders}
+        if self._retry:
+            out["retry"] = sorted(self._retry)
+        return json.dumps(out, sort_keys=True)
 
-    def _list_files(self) -> Iterator[dict[str, Any]]:
-        if not self.folder_id:
+    def _list_files(self, under: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every item of the drive, or under the folder (``under``: another folder), folders
+        included."""
+        root = under or self.folder_id
+        if not root:
             yield from self._files("trashed = false")
             return
-        folders, seen = [self.folder_id], {self.folder_id}
+        folders, seen = [root], {root}
         while folders:  # breadth first, one listing per folder
             parent = folders.pop(0)
             for f in self._files(f"'{parent}' in parents and trashed = false"):
@@ -442,9 +451,14 @@ class GoogleDriveConnector:
     # --- the changes feed ------------------------------------------------------------------
 
     def _incremental(
-        self, token: str, retry: Sequence[str], known: Mapping[str, str]
+        self, cursor: str, saved: Mapping[str, Any], known: Mapping[str, str]
     ) -> Iterator[Batch]:
+        token = str(saved["changes"])
+        retry = [str(r) for r in saved.get("retry") or []]
+        folders = saved.get("folders")  # folder id → what it was; None: a cursor from before
+        self._folders = dict(folders or {})
         latest: dict[str, dict[str, Any]] = {}  # file id → its last change
+        changed_folders: dict[str, dict[str, Any]] = {}
         relist = False
         page, new_token = token, ""
         while not new_token:
@@ -460,20 +474,41 @@ class GoogleDriveConnector:
                 if change.get("changeType") == "drive":  # its members changed, say
                     relist = relist or change.get("driveId") == self.drive_id
                 elif change.get("fileId"):
-                    _checked({"id": change["fileId"]})
-                    latest[str(change["fileId"])] = change
-                    relist = relist or (change.get("file") or {}).get("mimeType") == FOLDER
+                    fid = str(_checked({"id": change["fileId"]})["id"])
+                    if _is_folder(change.get("file") or {}) or fid in self._folders:
+                        changed_folders[fid] = change
+                    else:
+                        latest[fid] = change
             new_token = str(reply.get("newStartPageToken") or "")
             page = str(reply.get("nextPageToken") or "")
             if not new_token and not page:
                 raise SourceUnavailable("Google Drive's changes feed ended without a next token")
-        if relist:  # a folder moved, was shared or trashed: what is under it did not report
+        if folders is None and changed_folders:
+            relist = True
+        arrived: list[str] = []
+        for fid, change in changed_folders.items() if not relist else ():
+            f = change.get("file") or {}
+            here = not change.get("removed") and bool(f) and self._in_scope(f)
+            if fid == self.folder_id or (fid in self._folders and not here):
+                relist = True  # the synced folder itself, or one in it, changed or left
+            elif fid in self._folders:
+                relist = relist or _folder_stamp(f) != self._folders[fid]  # shared or moved
+            elif here:
+                arrived.append(fid)  # new, or moved in with what it holds
+        if relist:  # what is under a shared, moved or trashed folder did not report
             yield from self._listing(new_token, known, recheck=True)
             return
+        for fid in arrived:
+            self._folders[fid] = _folder_stamp(changed_folders[fid]["file"])
+            for f in self._list_files(under=fid):
+                if _is_folder(_checked(f)):
+                    self._folders[str(f["id"])] = _folder_stamp(f)
+                else:
+                    latest.setdefault(str(f["id"]), {"fileId": f["id"], "file": f})
         for fid in retry:  # failed last time and not changed since: asked for by id
             if fid not in latest and (change := self._file(fid)) is not None:
                 latest[fid] = change
-        stay = json.dumps({"changes": token, "retry": list(retry)} if retry else {"changes": token})
+        stay = cursor  # until every batch is written: a killed sync reads the same feed again
         deleted, stale = [], []
         for fid, change in latest.items():
             f = change.get("file") or {}
@@ -525,6 +560,8 @@ class GoogleDriveConnector:
             if parent == self.drive_id or parent in seen or len(seen) > 100:
                 return False  # the shared drive's root, above the folder
             seen.add(parent)
+            if parent in self._folders and parent not in self._parents:  # seen in the listing
+                self._parents[parent] = tuple(self._folders[parent][0])
             if parent not in self._parents:
                 try:
                     meta = self.drive.get(
@@ -738,6 +775,15 @@ def _checked(f: dict[str, Any]) -> dict[str, Any]:
             f"Google Drive listed an unexpected file id {str(f.get('id'))[:40]!r}"
         )
     return f
+
+
+def _is_folder(f: Mapping[str, Any]) -> bool:
+    return f.get("mimeType") == FOLDER
+
+
+def _folder_stamp(f: Mapping[str, Any]) -> list[Any]:
+    """What makes a folder's change reach the files under it: where it is, who has access."""
+    return [sorted(f.get("parents") or []), sorted(f.get("permissionIds") or [])]
 
 
 def _stamp(f: Mapping[str, Any]) -> dict[str, Any]:

@@ -213,6 +213,31 @@ def test_inherited_changes_relabel_whether_or_not_permission_ids_move(
     assert report.written == [b] and sink.docs[b].principals == ()
 
 
+def test_a_folder_renamed_costs_nothing_and_one_moved_in_is_listed_alone(
+    site, policies, key, sqlite
+):
+    synced = site.folder("Handbook", policies)
+    chapters = site.folder("Ch", synced)
+    a = site.put("a", "<p>a</p>", chapters)
+    drafts = site.folder("Drafts", policies)  # outside the synced folder
+    old = site.folder("Old", drafts)
+    d = site.put("d", "<p>d</p>", old)
+    sink = MemorySink()
+    sync("drive", sqlite, drive(site, key, policies, folder_id=synced), sink)
+    assert sorted(sink.docs) == [a]
+    site.rename(chapters, "Chapters")  # the feed names the folder: nothing under it changed
+    site.move(old, synced)  # the feed names the folder alone, not d inside it
+    site.requests.clear()
+    report = sync("drive", sqlite, drive(site, key, policies, folder_id=synced), sink)
+    assert report.written == [d] and not report.deleted
+    listings = [q["q"] for p, q, _ in site.requests if p == "/drive/v3/files"]
+    assert listings == [f"'{old}' in parents and trashed = false"]  # no relisting
+    assert site.calls("/permissions") == 1  # d's alone
+    site.move(old, drafts)  # out again: what it holds leaves
+    report = sync("drive", sqlite, drive(site, key, policies, folder_id=synced), sink)
+    assert report.deleted == [d] and sorted(sink.docs) == [a]
+
+
 def test_moved_out_of_the_folder_or_the_drive_and_deleted_files_leave(
     site, policies, key, key_path, sqlite
 ):

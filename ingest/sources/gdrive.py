@@ -354,7 +354,7 @@ class GoogleDriveConnector:
                 )["startPageToken"]
             )
             yield from self._listing(token, known)
-        elif saved.get("relist"):
+        elif saved.get("relist") or "folders" not in saved:
             yield from self._listing(token, known, recheck=saved.get("relist") == "recheck")
         else:
             assert cursor is not None
@@ -455,8 +455,7 @@ class GoogleDriveConnector:
     ) -> Iterator[Batch]:
         token = str(saved["changes"])
         retry = [str(r) for r in saved.get("retry") or []]
-        folders = saved.get("folders")  # folder id → what it was; None: a cursor from before
-        self._folders = dict(folders or {})
+        self._folders = dict(saved["folders"])  # folder id → its parents and sharing
         latest: dict[str, dict[str, Any]] = {}  # file id → its last change
         changed_folders: dict[str, dict[str, Any]] = {}
         relist = False
@@ -483,8 +482,6 @@ class GoogleDriveConnector:
             page = str(reply.get("nextPageToken") or "")
             if not new_token and not page:
                 raise SourceUnavailable("Google Drive's changes feed ended without a next token")
-        if folders is None and changed_folders:
-            relist = True
         arrived: list[str] = []
         for fid, change in changed_folders.items() if not relist else ():
             f = change.get("file") or {}

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import SecretStr
@@ -79,6 +80,7 @@ PERMISSION_FIELDS = (
 RATE_REASONS = {"rateLimitExceeded", "userRateLimitExceeded"}
 DRIVE_ID = re.compile(r"[A-Za-z0-9_-]{1,200}")  # ids go into paths and queries: Drive's alphabet
 RETRIED = {429, 500, 502, 503, 504}
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}  # test fakes, on this machine only
 
 
 class GoogleAuthError(ConfigError):
@@ -139,6 +141,15 @@ class DriveClient:
                 f"Google Drive needs a service account: set {KEY_VAR} to its JSON key file, and "
                 f"{SUBJECT_VAR} to the Workspace user it acts as if it has domain-wide delegation"
             )
+        for var, url in (("TOKEN_URI", settings.token_uri), ("API_URL", settings.api_url)):
+            parts = urlsplit(url)
+            if parts.scheme != "https" and not (
+                parts.scheme == "http" and parts.hostname in LOOPBACK
+            ):
+                raise ConfigError(
+                    f"FOOTNOTE_GDRIVE__{var} must be an https URL (a signed assertion or an "
+                    f"access token travels to it), got {url!r}; unset, it is Google's"
+                )
         return cls(
             key=ServiceAccountKey.load(settings.key_file),
             subject=settings.subject,

@@ -455,6 +455,12 @@ def test_missing_or_broken_key_files_name_the_variable(tmp_path):
         GoogleDriveConnector.from_config({"drive_id": "x"}, ConnectorEnv())
     with pytest.raises(ConfigError, match=KEY_VAR):
         DriveClient.from_settings(GoogleDriveSettings(key_file=tmp_path / "none.json"))
+    for wrong in (
+        {"token_uri": "http://oauth2.example/token"},
+        {"api_url": "http://drive.example"},
+    ):
+        with pytest.raises(ConfigError, match="must be an https URL"):
+            DriveClient.from_settings(GoogleDriveSettings(key_file=tmp_path / "k.json", **wrong))
     broken = tmp_path / "broken.json"
     broken.write_text('{"type": "authorized_user", "private_key": "-----BEGIN PRIVATE KEY-----x"}')
     with pytest.raises(ConfigError, match="not a service account") as err:

@@ -33,8 +33,8 @@ class Page:
 
 
 class LoopbackServer:
-    """A stdlib HTTP server on a free loopback port, on a thread; every GET goes to ``_get``,
-    every POST to ``_post``.
+    """A stdlib HTTP server on a free loopback port, on a thread; every GET goes to ``_get``, every
+    POST to ``_post`` (405 unless a subclass takes it).
     Subclasses (dataclasses) declare ``_server: ThreadingHTTPServer | None = None``."""
 
     _server: ThreadingHTTPServer | None
@@ -72,8 +72,11 @@ class LoopbackServer:
         raise NotImplementedError
 
     def _post(self, h: BaseHTTPRequestHandler) -> None:
-        """A fake that takes POSTs (a token endpoint, say) overrides this."""
-        h.send_error(405)
+        """Servers that take no POST answer 405, as a web server does."""
+        h.send_response(405)
+        h.send_header("Allow", "GET")
+        h.send_header("Content-Length", "0")
+        h.end_headers()
 
 
 @dataclass

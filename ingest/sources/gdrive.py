@@ -9,9 +9,12 @@ token URI, cached until it expires and fetched again when Drive answers ``401``.
   then ``files.list`` of the drive (or of the folder, folder by folder), metadata only, page by
   page through ``nextPageToken``.
 * Later syncs: ``changes.list`` from the saved token to its ``newStartPageToken``. A removed or
-  trashed file, or one moved out of the drive or the folder, is deleted. A change to a folder or
-  to the shared drive itself (its members) moves no file, so it makes the sync list everything
-  again, metadata only, and fetch just what differs.
+  trashed file, or one moved out of the drive or the folder, is deleted. A change to a folder
+  reports none of the files under it: the cursor keeps each folder's parent and sharing, so a
+  folder new to the scope is listed alone, and one shared, moved or trashed (or a change of the
+  drive's members) makes the sync list everything again, metadata only, read every file's
+  permissions, and fetch just what differs. Files that failed are kept in the cursor and asked
+  for by id next time.
 * Per new or changed file: ``permissions.list`` and the content (``export`` for Google Docs,
   Sheets and Slides, ``alt=media`` for the types the folder ingest parses; others are counted
   and skipped).

@@ -65,6 +65,9 @@ async def test_drive_docs_answer_their_readers_in_slack_before_and_after_a_narro
                 conn.close()
 
         assert len(run_sync()) == 2
+        embedded: list[int] = []  # chunks embedded from here on: a sharing change embeds none
+        embed = deps.ingester.embed_chunks
+        deps.ingester.embed_chunks = lambda chunks: embedded.append(len(chunks)) or embed(chunks)
         pending = RedisPendingActions(
             redis.Redis.from_url(REDIS_URL), prefix=redis_prefix + "gd-pending:"
         )
@@ -84,6 +87,9 @@ async def test_drive_docs_answer_their_readers_in_slack_before_and_after_a_narro
             drive.share(garage, [domain("northwind.example")])  # everyone at the company
             assert run_sync() == [garage]
             assert "22:00" in await ask(bot, GARAGE_Q, BOB, "D0GDBOB04")
+            assert embedded == []  # both changes relabelled the points, nothing embedded again
+            drive.edit(garage, GARAGE.replace("22:00", "23:00"))
+            assert run_sync() == [garage] and embedded  # an edit is embedded
     finally:
         state.close()
         deps.close()

@@ -126,6 +126,22 @@ def main(argv: list[str] | None = None) -> int:
         help="files fetched from Graph at once (default: 4; 1 to 16)",
     )
     sp.add_argument("--name", default=None, help="defaults to the site's name")
+    gdrive = kinds.add_parser(
+        "gdrive",
+        help="a Google shared drive or folder, with its sharing "
+        "(FOOTNOTE_GDRIVE__KEY_FILE, and FOOTNOTE_GDRIVE__SUBJECT with domain-wide delegation)",
+    )
+    where = gdrive.add_mutually_exclusive_group(required=True)
+    where.add_argument("--shared-drive", help="a shared drive's name (or id)")
+    where.add_argument("--folder", help="a folder's id (the last part of its URL)")
+    gdrive.add_argument(
+        "--domain",
+        action="append",
+        default=None,
+        help="your Workspace domain: files shared with everyone in it are read as * "
+        "(default: the domain of FOOTNOTE_GDRIVE__SUBJECT); repeat for more",
+    )
+    gdrive.add_argument("--name", default=None, help="defaults to the drive's or folder's name")
 
     p = sub.add_parser("sync", help="bring company sources up to date (incremental)")
     p.add_argument("--source", default=None, help="only this source (default: every one)")
@@ -417,6 +433,21 @@ def add_source(args, state, settings: Settings) -> int:
         site_name = urlsplit(config["site"]).path.rstrip("/").rsplit("/", 1)[-1]
         name = args.name or site_name or (urlsplit(config["site"]).hostname or "sharepoint")
         readers = "each file's SharePoint permissions (sharing links and inherited ones too)"
+    elif args.kind == "gdrive":
+        from ingest.sources.gdrive import DriveClient, GoogleDriveConnector
+
+        drive = DriveClient.from_settings(settings.gdrive)  # resolves the name now: typos stop
+        try:
+            config = GoogleDriveConnector.config(
+                drive, args.shared_drive, args.folder, args.domain or ()
+            )
+        finally:
+            drive.close()
+        name = args.name or re.sub(r"[^\w.-]+", "-", config["name"]).strip("-") or "gdrive"
+        readers = (
+            "each file's Drive sharing (people, groups, shared-drive members; "
+            f"{', '.join(config['domains'])} and anyone-with-the-link as every member)"
+        )
     elif args.kind == "confluence":
         from ingest.sources.confluence import ConfluenceConnector
 
@@ -509,7 +540,10 @@ def cmd_sync(args, settings: Settings) -> int:
             raise ConfigError("no sources to sync: footnote sources add web --sitemap URL")
         sink = IndexSink(deps.ingester, settings.admin_groups)
         env = ConnectorEnv(
-            int(settings.ingest.max_file_mb * 2**20), settings.confluence, settings.graph
+            int(settings.ingest.max_file_mb * 2**20),
+            confluence=settings.confluence,
+            graph=settings.graph,
+            gdrive=settings.gdrive,
         )
         status = 0
         for name in names:

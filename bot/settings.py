@@ -30,6 +30,7 @@ from ingest.settings import (
     ConfluenceSettings,
     DatabaseSettings,
     EmbeddingSettings,
+    GoogleDriveSettings,
     GraphSettings,
     IngestSettings,
     QdrantSettings,
@@ -209,6 +210,7 @@ class Settings(BaseSettings):
     database: DatabaseSettings = DatabaseSettings()
     confluence: ConfluenceSettings | None = None
     graph: GraphSettings | None = None
+    gdrive: GoogleDriveSettings | None = None
     redis: RedisSettings = RedisSettings()
     server: ServerSettings = ServerSettings()
     telemetry: TelemetrySettings = TelemetrySettings()

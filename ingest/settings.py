@@ -86,6 +86,19 @@ class GraphSettings(BaseModel):
     url: str = "https://graph.microsoft.com/v1.0"
 
 
+class GoogleDriveSettings(BaseModel):
+    """Google Drive credentials for ``footnote sync``: a service account's JSON key file, and the
+    Workspace user it acts as when the account has domain-wide delegation (empty: the service
+    account itself, which then reads what is shared with it). From the environment only; the
+    key never enters the sources table or a log. The two URLs are Google's; tests point them at
+    a loopback fake."""
+
+    key_file: Path | None = None
+    subject: str = ""
+    token_uri: str = "https://oauth2.googleapis.com/token"
+    api_url: str = "https://www.googleapis.com"
+
+
 class DatabaseSettings(BaseModel):
     """Where sync state lives (``ingest/sources/state.py``): unset, SQLite in the data dir;
     ``postgresql://user:password@host:5432/db`` when several machines sync."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ingest.errors import ConfigError, FootnoteError
-from ingest.settings import ConfluenceSettings, GraphSettings
+from ingest.settings import ConfluenceSettings, GoogleDriveSettings, GraphSettings
 
 EVERYONE = "*"
 GROUP = "group:"
@@ -36,6 +36,7 @@ class ConnectorEnv:
     max_bytes: int = 50 * 2**20
     confluence: ConfluenceSettings | None = None
     graph: GraphSettings | None = None
+    gdrive: GoogleDriveSettings | None = None
 
 
 @dataclass(frozen=True)

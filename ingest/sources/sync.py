@@ -23,6 +23,7 @@ from ingest.languages import detect_lang
 from ingest.parse import MEDIA_TYPES, parse_bytes
 from ingest.sources.confluence import ConfluenceConnector
 from ingest.sources.connector import Connector, ConnectorEnv, SourceDocument, index_acl
+from ingest.sources.gdrive import GoogleDriveConnector
 from ingest.sources.sharepoint import SharePointConnector
 from ingest.sources.state import SyncState
 from ingest.sources.web import WebConnector
@@ -35,6 +36,7 @@ CONNECTORS: dict[str, Callable[[Mapping[str, Any], ConnectorEnv], Connector]] = 
     "web": WebConnector.from_config,
     "confluence": ConfluenceConnector.from_config,
     "sharepoint": SharePointConnector.from_config,
+    "gdrive": GoogleDriveConnector.from_config,
 }
 
 

@@ -14,10 +14,12 @@ from pydantic import SecretStr
 
 from ingest.sources.confluence import ConfluenceConnector
 from ingest.sources.connector import Connector, SourceDocument
+from ingest.sources.gdrive import DriveClient, GoogleDriveConnector, ServiceAccountKey
 from ingest.sources.sharepoint import SharePointConnector
 from ingest.sources.sync import sync
 from ingest.sources.web import WebConnector
 from testing.confluence import LoopbackConfluence
+from testing.gdrive import LoopbackDrive, group
 from testing.graph import LoopbackGraph, entra_group, granted
 from testing.web import LoopbackSite, Page
 from tests.ingest.sources.conftest import Killed, MemorySink
@@ -155,13 +157,56 @@ class SharePointCase:
         self.graph.close()
 
 
-CASES = [WebCase, ConfluenceCase, SharePointCase]
+class GoogleDriveCase:
+    """The Google Drive connector against a loopback Drive API and token endpoint: one shared
+    drive whose members are the hr group."""
+
+    kind = "gdrive"
+
+    def __init__(self, tmp_path) -> None:
+        self.site = LoopbackDrive().start()
+        self.drive = self.site.shared_drive("Policies", members=[group("hr")])
+        self.account = ServiceAccountKey.load(self.site.key_file(tmp_path))
+        self.ids: dict[str, str] = {}
+
+    def connector(self, batch_size: int = 2) -> Connector:
+        client = DriveClient(self.account, token_uri=self.site.token_uri, api_url=self.site.url)
+        return GoogleDriveConnector(client, drive_id=self.drive, batch_size=batch_size)
+
+    def put(self, name: str, text: str) -> None:
+        body = f"<h1>{name}</h1><p>{text}</p>"
+        if name in self.ids:
+            self.site.edit(self.ids[name], body)
+        else:
+            self.ids[name] = self.site.put(name, body, self.drive)
+
+    def remove(self, name: str) -> None:
+        self.site.trash(self.ids[name])
+
+    def throttle(self, name: str, times: int, retry_after_s: int) -> None:
+        self.site.throttle(times, str(retry_after_s), file=self.ids[name])
+
+    def key(self, name: str) -> str:
+        return self.ids[name]
+
+    def fetches(self, name: str) -> int:
+        return self.site.fetches(self.ids[name])
+
+    @staticmethod
+    def text(doc: SourceDocument) -> str:
+        return doc.content.decode() if isinstance(doc.content, bytes) else doc.content
+
+    def close(self) -> None:
+        self.site.close()
+
+
+CASES = [WebCase, ConfluenceCase, SharePointCase, GoogleDriveCase]
 NAMES = ["alpha", "bravo", "charlie", "delta", "echo"]
 
 
 @pytest.fixture(params=CASES, ids=lambda c: c.kind)
-def case(request):
-    c = request.param()
+def case(request, tmp_path):
+    c = request.param(tmp_path) if request.param is GoogleDriveCase else request.param()
     for n in NAMES:
         c.put(n, f"The {n} page, first version.")
     yield c

@@ -29,7 +29,7 @@ from agent.questions import Asks, latin_names, matches_kind, names_all, required
 from agent.reasoning import Sentence
 from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
-from agent.units import Unit, units
+from agent.units import Unit, units, units_of
 from agent.values import (
     COUNT_WORDS,
     ORDINALS,
@@ -482,6 +482,40 @@ def _list_under(first: Scored, by_place: dict[tuple[int, int], Scored]) -> list[
     return out
 
 
+def _whole_list(
+    first: Scored, by_place: dict[tuple[int, int], Scored], passages: Sequence[Passage]
+) -> list[Scored]:
+    """The items of the list ``first`` belongs to (or introduces), with the sentence that
+    introduces them, when one ending in ":" does ("To fix it:" over the steps); [] otherwise,
+    or when the list is longer than ``MAX_LIST`` items."""
+    all_units = units_of(passages[first.unit.passage], first.unit.passage)
+    at = next((k for k, u in enumerate(all_units) if u.order == first.unit.order), None)
+    if at is None:
+        return []
+    if first.unit.kind != "item":  # the sentence over the list, or the one before "To fix it:"
+        ahead = [u.kind for u in all_units[at + 1 : at + 3]]
+        if ahead[:1] == ["item"]:
+            at += 1
+        elif ahead == ["sentence", "item"] and len(all_units[at + 1].text.split()) < 4:
+            at += 2
+        else:
+            return []
+    start = at
+    while start > 0 and all_units[start - 1].kind == "item":
+        start -= 1
+    end = at
+    while end + 1 < len(all_units) and all_units[end + 1].kind == "item":
+        end += 1
+    intro = all_units[start - 1] if start else None
+    lines = {u.line for u in all_units[start : end + 1]}
+    if intro is None or not intro.text.rstrip().endswith((":", "：")) or len(lines) > MAX_LIST:
+        return []
+    before = [intro.order - 1] if len(intro.text.split()) < 4 else []  # "To fix it:" is no unit
+    wanted = [*before, intro.order, *(u.order for u in all_units[start : end + 1])]
+    found = [by_place.get((first.unit.passage, o)) for o in wanted]
+    return [s for s in found if s is not None]
+
+
 def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Scored]:
     """The units of the answer: the best (or the extreme asked for), what continues it, and what
     covers a part of the question not covered yet; at most three, none saying the same."""
@@ -504,6 +538,11 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         ]
         if lines:
             return lines[:MAX_UNITS]
+    if asks.kind == "any" and asks.quantity is None and not asks.extreme and not first.named:
+        # "What should I do?" answered by one step of several: the steps, as the list says them
+        steps = _whole_list(first, by_place, passages)
+        if len(steps) > 1:
+            return steps
     following = by_place.get((first.unit.passage, first.unit.order + 1))
     covered = set(first.tokens) | _tokens(first.unit.label, passages[first.unit.passage].lang)
     same_item = (  # a list item is one fact: "A contractor books … Not reimbursed: …"

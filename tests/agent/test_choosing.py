@@ -142,3 +142,23 @@ def test_a_legend_says_what_its_marks_stand_for():
     assert abbreviations([LEGEND]).get("vg") == frozenset({"vegan"})
     texts = chosen("Is there a vegan dish at Tuesday's lunch?", [LEGEND, TUESDAY])
     assert texts[0].startswith("Veggie: Lentil"), texts
+
+
+TROUBLESHOOTING = passage(
+    "it/vpn.docx",
+    "VPN Guide",
+    "2026-01-10",
+    "Clients older than version 1.4 drop the connection every hour. To fix it:\n"
+    "- Re-authenticate: click Disconnect, then Connect, and sign in again.\n"
+    "- Update the client to 1.4 from the Company Portal.\n"
+    "- Check the version under Help, About.",
+    crumbs="VPN Guide > 6.1 The VPN drops every hour",
+)
+
+
+def test_what_to_do_is_answered_with_every_step_the_list_gives():
+    """One step ("Re-authenticate …") answered "what should I do?" and left out the update that
+    ends the drops; the list "To fix it:" introduces is the answer, with the sentence before."""
+    texts = chosen("The VPN drops every hour. What should I do to fix it?", [TROUBLESHOOTING])
+    assert texts[0].startswith("Clients older than version 1.4"), texts
+    assert [t.split(":")[0].split()[0] for t in texts[1:]] == ["Re-authenticate", "Update", "Check"]

@@ -470,14 +470,29 @@ def _text_table(lines: list[str]) -> list[str] | None:
 
     A table is a header line and at least one row, each of two or more cells set apart by runs
     of spaces, tabs or pipes, optionally with a rule (``----  ----``) under the header; the
-    header names columns (no figures, not "Key: value")."""
+    header names columns (no figures, not "Key: value"). A line holding one cell indented to a
+    later column continues that cell of the row above (a long cell wrapped by its author)."""
     rows = [ln for ln in lines if not _RULE.fullmatch(ln) and not re.fullmatch(r"[\s|+=-]+", ln)]
     if len(rows) < 2:
         return None
-    header, *body = (_cells(r) for r in rows)
+    header = _cells(rows[0])
     ruled = len(lines) > 1 and bool(re.fullmatch(r"[\s|+=-]+", lines[1])) and "-" in lines[1]
     if len(header) < 2 or any(re.search(r"\d", h) or h.endswith(":") for h in header):
         return None
+    # where each column starts: its header cell (words set apart by single spaces)
+    starts = [m.start() for m in re.finditer(r"[^\s|](?:[^\s|]| (?! ))*", rows[0])]
+    body: list[list[str]] = []
+    for line in rows[1:]:
+        cells = _cells(line)
+        indent = len(line) - len(line.lstrip())
+        if len(cells) == 1 and body and indent > starts[0] + 1:
+            # a cell wrapped onto the next line, under its own column: part of the row above
+            k = max(i for i, start in enumerate(starts) if start <= indent + 1)
+            row = body[-1] + [""] * (k + 1 - len(body[-1]))
+            row[k] = f"{row[k]} {cells[0]}".strip()
+            body[-1] = row
+            continue
+        body.append(cells)
     fits = sum(2 <= len(cells) <= len(header) for cells in body)
     if fits < len(body) or (not ruled and len(body) < 2):
         return None

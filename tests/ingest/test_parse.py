@@ -429,3 +429,24 @@ def test_permission_denied(tmp_path, monkeypatch):
 
     monkeypatch.setattr(Path, "read_bytes", refuse)
     assert reason(path) == "cannot read: permission denied"
+
+
+def test_an_aligned_text_table_keeps_a_cell_its_author_wrapped_in_its_row(tmp_path):
+    """A revision history whose last cell runs on to an indented line was not read as a table
+    at all (the continuation holds one cell), so its rows lost their header."""
+    text = (
+        "7. REVISION HISTORY\n"
+        "===================\n\n"
+        "    Version   Effective      Changes\n"
+        "    -------   ------------   ----------------------------------------\n"
+        "    1.0       2023-03-01     First version.\n"
+        "    2.1       2026-03-01     CFO approval now starts at 10,001 EUR (was\n"
+        "                             25,001 EUR); preferred supplier list added.\n"
+    )
+    parsed = parse_file(write(tmp_path, "purchasing.txt", text), max_bytes=LIMIT)
+    lines = [line for s in parsed.sections for line in s.text.splitlines()]
+    assert "Version: 1.0 · Effective: 2023-03-01 · Changes: First version." in lines, lines
+    assert (
+        "Version: 2.1 · Effective: 2026-03-01 · Changes: CFO approval now starts at 10,001 EUR "
+        "(was 25,001 EUR); preferred supplier list added." in lines
+    ), lines

@@ -84,8 +84,10 @@ class UnusableReply(Exception):
 
 
 class Reasoner(Protocol):
-    # Whether ``answer`` tells its ``draft`` the text as it is written (an LLM's answer does).
-    streams: bool
+    @property
+    def streams(self) -> bool:
+        """Whether ``answer`` tells its ``draft`` the text as it is written (an LLM's does)."""
+        ...
 
     async def route(self, text: str, history: Sequence[Message]) -> Route: ...
 

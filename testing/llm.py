@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import uuid
@@ -95,7 +96,9 @@ class Reply:
     Streamed (``stream: true``): ``chunk_s`` seconds pass between content chunks (a model writing),
     ``piece`` characters each; with ``fail_after`` the stream stops after that many content chunks
     with the error event OpenAI sends mid-stream (``data: {"error": {...}}``, then the connection
-    closes), carrying ``error`` as its message."""
+    closes), carrying ``error`` as its message; with ``drop_after`` the stream goes chunked
+    (``Transfer-Encoding: chunked``, as real servers send it) and the connection drops in the
+    middle of a chunk after that many content chunks (a proxy or the server going away)."""
 
     content: str | None = None
     tool_calls: list[dict] = field(default_factory=list)
@@ -105,6 +108,7 @@ class Reply:
     chunk_s: float = 0.0
     piece: int = 16
     fail_after: int | None = None
+    drop_after: int | None = None
 
 
 @dataclass
@@ -290,23 +294,36 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
+        chunked = reply.drop_after is not None
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.close_connection = True
+
+        def write(data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+            self.wfile.flush()
+
         sent = 0
         for chunk in _chunks(body, reply.content, tool_calls, reply.piece):
             written = any((c.get("delta") or {}).get("content") for c in chunk.get("choices", []))
             if written and reply.fail_after is not None and sent >= reply.fail_after:
                 error = {"message": reply.error or "stream failed", "type": "server_error"}
-                self.wfile.write(f"data: {json.dumps({'error': error})}\n\n".encode())
+                write(f"data: {json.dumps({'error': error})}\n\n".encode())
+                return
+            if written and reply.drop_after is not None and sent >= reply.drop_after:
+                self.wfile.write(b"40\r\ndata: {")  # a chunk announced, never finished
                 self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
                 return
             if written and reply.chunk_s and sent:
                 self.fake._closing.wait(reply.chunk_s)
             sent += written
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            write(f"data: {json.dumps(chunk)}\n\n".encode())
+        write(b"data: [DONE]\n\n")
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
 
 
 # ---------------------------------------------------------------- OpenAI's wire format

@@ -165,3 +165,23 @@ async def test_an_error_mid_stream_falls_back_after_the_draft_began(fake_openai)
     assert fallback.got_draft is None  # the offline answer comes whole
     assert take_llm_fallback().startswith("llm error: APIError")
     assert both.streams
+
+
+async def test_a_connection_dropped_mid_stream_falls_back_too(fake_openai):
+    """httpx raises the drop itself (the OpenAI SDK does not wrap errors once the stream began):
+    it is a provider error all the same, not our bug."""
+    reasoner = http_reasoner(fake_openai)
+    fake_openai.enqueue(Reply(content=json.dumps(ANSWER), piece=5, drop_after=6))
+    settings = LLMSettings(provider="openai_like", base_url=fake_openai.base_url)
+    both = FallbackReasoner(
+        reasoner, Whole(), StepTimeouts.every(10), recoverable=provider_errors(settings)
+    )
+    deltas: list[str] = []
+
+    async def draft(delta: str) -> None:
+        deltas.append(delta)
+
+    result = await both.answer("How many days?", [], PASSAGES, [], draft=draft)
+
+    assert deltas and result == Draft([Sentence("Ten days carry over.", [2])])
+    assert take_llm_fallback().startswith("llm error: RemoteProtocolError")

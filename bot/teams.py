@@ -295,6 +295,7 @@ class _Stream:
         self.sequence = 0
         self.words = DraftWords()
         self.drafting = False  # streaming updates have begun: no more informative ones
+        self.stopped = False  # Teams refused a streaming update: no more of them
 
     async def start(self, text: str) -> bool:
         """The first informative update; False when Teams refuses it (no streaming here)."""
@@ -317,9 +318,14 @@ class _Stream:
             await self._update("informative", text[:MAX_INFORMATIVE_CHARS])
 
     async def flush(self, _: str) -> None:
-        if self.words.take():
-            self.drafting = True
+        if self.stopped or not self.words.take():
+            return
+        self.drafting = True
+        try:
             await self._update("streaming", self.words.shown)
+        except Exception as exc:  # e.g. the person pressed Stop: the final card still comes
+            log.info("teams stopped taking the draft: %s", exc)
+            self.stopped = True
 
     def final(self, activity: Activity) -> Activity:
         """``activity`` as the message that closes the stream."""

@@ -272,3 +272,20 @@ async def test_teams_group_chat_never_streams(bot, llm):
 
     sent = bot.connector.activities("19:group-chat-1@thread.v2")
     assert not [c for c in sent if FakeConnector.stream_info(c.args["activity"])]
+
+
+async def test_a_draft_slack_will_not_update_is_deleted_and_the_answer_posted(bot, llm):
+    wrong = "You may carry over 99 vacation days."
+    script(llm, Steps(Reply(content=answer_json(wrong), chunk_s=0.01, piece=5), rejected=True))
+    bot.slack.fail["chat.update"] = "cant_update_message"
+
+    await bot.send.event(dm_event(CARRY_OVER, channel="D0STREAM6", thread_ts="1764600000.0006"))
+    final = await bot.slack.wait_for(
+        lambda _: [c for c in bot.slack.of("chat.postMessage", "D0STREAM6") if c.args.get("blocks")]
+    )
+
+    [start] = bot.slack.of("chat.startStream", "D0STREAM6")
+    [deleted] = bot.slack.of("chat.delete", "D0STREAM6")
+    assert deleted.args["ts"] == start.result["ts"]  # the unchecked draft is gone
+    assert "99" not in blocks_text(final[0].args["blocks"])
+    assert deleted.at < final[0].at

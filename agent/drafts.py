@@ -58,22 +58,28 @@ class DraftText:
     """Feeds ``drafting`` the deltas of a draft from the JSON text received so far.
 
     Text that does not continue what was sent (a marker that became something else) is held back
-    until it does again; the final answer replaces the draft anyway.
+    until it does again; the final answer replaces the draft anyway. Sentences before the last are
+    complete: their plain text is kept, so each chunk costs the last sentence's work only.
     """
 
     def __init__(self, drafting: Drafting):
         self.drafting = drafting
         self.sent = ""
+        self._done = 0  # sentences known complete
+        self._done_text = ""  # their plain text
 
     async def update(self, content: str) -> None:
-        text = plain_draft(sentences_so_far(content))
-        if len(text) > len(self.sent) and text.startswith(self.sent):
-            delta, self.sent = text[len(self.sent) :], text
-            await self.drafting(delta)
+        await self.sentences(sentences_so_far(content))
 
     async def sentences(self, texts: list[str]) -> None:
         """The same from sentences already parsed (a reply read as objects, not as text)."""
-        text = plain_draft(texts)
+        complete = len(texts) - 1
+        if complete > self._done:
+            more = plain_draft(texts[self._done : complete])
+            self._done_text = " ".join(t for t in (self._done_text, more) if t)
+            self._done = complete
+        last = plain_draft(texts[self._done :])
+        text = " ".join(t for t in (self._done_text, last) if t)
         if len(text) > len(self.sent) and text.startswith(self.sent):
             delta, self.sent = text[len(self.sent) :], text
             await self.drafting(delta)

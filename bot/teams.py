@@ -308,9 +308,12 @@ class _Stream:
         return self.id is not None
 
     async def _update(self, kind: str, text: str):
+        """Our progress lines go as plain text; the draft is inert Markdown already."""
         self.sequence += 1
         info = StreamInfo(stream_type=kind, stream_id=self.id, stream_sequence=self.sequence)
         typing = Activity(type=ActivityTypes.typing, text=text, entities=[info])
+        if kind == "informative":
+            typing.text_format = TextFormatTypes.plain
         return await self.ctx.send_activity(typing)
 
     async def informative(self, text: str) -> None:

@@ -226,6 +226,7 @@ async def test_teams_personal_chat_streams_with_increasing_sequence_and_a_final_
     first, info = streamed[0]
     assert first.args["activity"]["type"] == "typing"
     assert info["streamType"] == "informative" and info["streamSequence"] == 1
+    assert first.args["activity"].get("textFormat") == "plain"  # our progress line, never markup
     stream_id = first.result["id"]
     later = [i for _, i in streamed[1:]]
     assert all(i["streamId"] == stream_id for i in later)

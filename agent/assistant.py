@@ -14,6 +14,7 @@ from typing import Protocol
 
 from agent.actions import MemoryPendingActions, PendingActions, StateUnavailable
 from agent.desk import CRM, SqliteTicketDesk, TicketDesk
+from agent.drafts import Drafting
 from agent.fallback import Fallback
 from agent.fallback_reasoner import turn_starts
 from agent.loop import AnswerLoop, Progress, Run
@@ -106,7 +107,16 @@ class Assistant:
     def __post_init__(self) -> None:
         self.loop = AnswerLoop(self.reasoner, self.fallback)
 
-    async def answer(self, turn: Turn, progress: Progress | None = None) -> Answer:
+    @property
+    def streams(self) -> bool:
+        """Whether ``answer`` tells a ``draft`` the answer's text as it is written."""
+        return self.reasoner.streams
+
+    async def answer(
+        self, turn: Turn, progress: Progress | None = None, draft: Drafting | None = None
+    ) -> Answer:
+        """The checked answer. ``progress`` is told each step; ``draft``, the answer's text while
+        an LLM writes it (unchecked: what the caller showed of it, the answer replaces)."""
         if not turn.text.strip():
             return Answer(say("en", "empty_question"), "rejected")
         started = time.perf_counter()
@@ -115,7 +125,13 @@ class Assistant:
             text = say(lang, "too_long", n=len(turn.text), limit=self.max_question_chars)
             return Answer(text, "rejected", lang=lang)
         with self.telemetry.turn(turn) as span:
-            run = Run(turn=turn, tools=TurnTools(self.box, turn), progress=progress, telemetry=span)
+            run = Run(
+                turn=turn,
+                tools=TurnTools(self.box, turn),
+                progress=progress,
+                telemetry=span,
+                draft=draft,
+            )
             turn_starts()  # the LLM's budget for this turn (agent.fallback_reasoner)
             try:
                 answer: Answer = await self.loop.run(run=run)
@@ -233,7 +249,7 @@ def build_reasoner(deps: ReasonerDeps) -> Reasoner:
     from agent.llms import build_llms, check_reachable, provider_errors
 
     cheap, strong = build_llms(s)
-    primary = LLMReasoner(cheap, strong)  # loads and checks the prompt files
+    primary = LLMReasoner(cheap, strong, stream=s.stream)  # loads and checks the prompt files
     check_reachable(s, cheap, strong)
     return FallbackReasoner(
         primary,

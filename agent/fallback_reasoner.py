@@ -37,6 +37,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
+from agent.drafts import Drafting
 from agent.passages import Passage
 from agent.reasoning import (
     Check,
@@ -112,6 +113,10 @@ class FallbackReasoner:
         self._failed_at: float | None = None
         self._failure = ""
 
+    @property
+    def streams(self) -> bool:
+        return self.primary.streams
+
     async def route(self, text: str, history: Sequence[Message]) -> Route:
         return await self._step("route", lambda r: r.route(text, history))
 
@@ -144,10 +149,21 @@ class FallbackReasoner:
         *,
         asker: frozenset[str] = frozenset(),
         said: str = "",
+        draft: Drafting | None = None,
     ) -> Draft:
+        """The primary's draft streams; a fallback's answer, whole at once, does not (the
+        final answer replaces what the primary streamed before it failed)."""
         return await self._step(
             "answer",
-            lambda r: r.answer(question, subquestions, passages, facts, asker=asker, said=said),
+            lambda r: r.answer(
+                question,
+                subquestions,
+                passages,
+                facts,
+                asker=asker,
+                said=said,
+                draft=draft if r is self.primary else None,
+            ),
         )
 
     async def check(

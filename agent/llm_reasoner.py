@@ -7,7 +7,12 @@ descriptions are what the model reads) and goes like this (``_ask``):
 1. A function-calling model gets ``llm.astructured_predict``: the provider's native route
    (OpenAI ``json_schema`` response format, Anthropic structured outputs, else a forced tool call;
    for OpenAI-compatible servers ``FOOTNOTE_LLM__STRUCTURED_OUTPUT`` chooses). The answer, the
-   one long reply, is streamed (``astream_structured_predict``) and read once complete.
+   one long reply, is streamed and read once complete; on its way its sentences are told to the
+   turn's ``draft`` (``agent.drafts``, for a chat that shows them as they come). LlamaIndex's
+   ``astream_structured_predict`` yields no partial text inside the nested sentences, so where
+   the provider takes the schema as a response format (OpenAI and OpenAI-compatible servers) the
+   raw JSON is streamed (``astream_chat`` with that response format) and read partially
+   (``_streamed_json``); a forced tool call or Anthropic's route streams whole sentences only.
 2. Any other model, or one whose native reply was unusable (no tool call, invalid JSON, wrong
    schema), gets the same messages plus the JSON schema and answers in plain text, which we parse;
    a plain reply that fails is retried once, with the problem told to the model.
@@ -48,6 +53,7 @@ from llama_index.core.output_parsers.utils import extract_json_str
 from llama_index.core.prompts import ChatPromptTemplate
 from pydantic import BaseModel, Field, ValidationError
 
+from agent.drafts import Drafting, DraftText
 from agent.passages import Passage
 from agent.reasoning import (
     Check,
@@ -175,9 +181,12 @@ class LLMReasoner:
     ``FallbackReasoner``, which ``agent.assistant.build_reasoner`` puts around it.
     """
 
-    def __init__(self, cheap: LLM, strong: LLM, prompts_dir: Path | None = None):
+    def __init__(
+        self, cheap: LLM, strong: LLM, prompts_dir: Path | None = None, *, stream: bool = True
+    ):
         self.cheap, self.strong = cheap, strong
         self.prompts = load_prompts(prompts_dir)
+        self.streams = stream  # FOOTNOTE_LLM__STREAM: tell the answer's draft as it comes
 
     async def route(self, text: str, history: Sequence[Message]) -> Route:
         reply = await self._ask(
@@ -285,6 +294,7 @@ class LLMReasoner:
         *,
         asker: frozenset[str] = frozenset(),
         said: str = "",
+        draft: Drafting | None = None,
     ) -> Draft:
         """Citations come back 1-based and leave 0-based. The passages are already scoped to the
         asker's audience (the loop's scope step), so ``asker`` is not needed here; the question
@@ -294,6 +304,7 @@ class LLMReasoner:
             AnswerReply,
             "answer",
             stream=True,
+            drafting=draft if self.streams else None,
             question=_defuse(question),
             subquestions="\n".join(f"- {_defuse(s)}" for s in subquestions)
             or f"- {_defuse(question)}",
@@ -335,7 +346,14 @@ class LLMReasoner:
     # ------------------------------------------------------------ structured calls
 
     async def _ask(
-        self, llm: LLM, cls: type[M], name: str, *, stream: bool = False, **variables: str
+        self,
+        llm: LLM,
+        cls: type[M],
+        name: str,
+        *,
+        stream: bool = False,
+        drafting: Drafting | None = None,
+        **variables: str,
     ) -> M:
         """``cls`` from the model; ``UnusableReply`` when two tries gave nothing usable (module doc)."""
         messages = self.prompts[name].format_messages(None, **variables)
@@ -345,7 +363,7 @@ class LLMReasoner:
         if llm.metadata.is_function_calling_model:
             try:
                 if stream:
-                    return await _streamed(llm, cls, self.prompts[name], variables)
+                    return await _streamed(llm, cls, self.prompts[name], variables, drafting)
                 parsed: M = await llm.astructured_predict(cls, self.prompts[name], **variables)
                 return parsed
             except MODEL_ERRORS as e:
@@ -364,16 +382,65 @@ class LLMReasoner:
 
 
 async def _streamed(
-    llm: LLM, cls: type[M], prompt: ChatPromptTemplate, variables: dict[str, str]
+    llm: LLM,
+    cls: type[M],
+    prompt: ChatPromptTemplate,
+    variables: dict[str, str],
+    draft: Drafting | None = None,
 ) -> M:
     """The structured reply, streamed; only a complete one counts. LlamaIndex yields partial
-    objects as the tokens arrive and a ``cls`` once the JSON so far validates as one."""
+    objects as the tokens arrive and a ``cls`` once the JSON so far validates as one; their
+    sentences, but the last (it may still grow), are told to ``draft`` as they complete."""
+    if draft is not None and _schema_as_response_format(llm):
+        return await _streamed_json(llm, cls, prompt, variables, DraftText(draft))
+    text = DraftText(draft) if draft is not None else None
     last: object = None
     async for partial in await llm.astream_structured_predict(cls, prompt, **variables):
         last = partial
+        if text is not None:
+            await text.sentences(_sentence_texts(partial)[:-1])
     if not isinstance(last, cls):
         raise ValueError(f"the streamed reply is no complete {cls.__name__}")
+    if text is not None:
+        await text.sentences(_sentence_texts(last))
     return last
+
+
+def _schema_as_response_format(llm: LLM) -> bool:
+    """Does this client send the schema as OpenAI's ``response_format`` (so its reply is the JSON
+    text itself)? LlamaIndex's OpenAI clients decide it in ``_should_use_structure_outputs``."""
+    decide = getattr(llm, "_should_use_structure_outputs", None)
+    return callable(decide) and hasattr(llm, "_prepare_schema") and bool(decide())
+
+
+async def _streamed_json(
+    llm: LLM,
+    cls: type[M],
+    prompt: ChatPromptTemplate,
+    variables: dict[str, str],
+    text: DraftText,
+) -> M:
+    """What LlamaIndex's OpenAI client does for a streamed structured reply (the same messages
+    and ``response_format``, from its own ``_prepare_schema``), reading the raw JSON as it comes
+    so that a sentence shows while it is written. A reply that is no ``cls`` raises ValueError."""
+    messages = llm._extend_messages(prompt.format_messages(None, **variables))
+    kwargs: dict[str, Any] = llm._prepare_schema({}, cls)  # type: ignore[attr-defined]
+    content = ""
+    async for response in await llm.astream_chat(messages, **kwargs):
+        content = response.message.content or ""
+        await text.update(content)
+    return cls.model_validate_json(content)
+
+
+def _sentence_texts(partial: object) -> list[str]:
+    """The sentence texts of a (partial) ``AnswerReply``: LlamaIndex's partial objects hold them
+    as models or as plain dicts."""
+    out = []
+    for s in getattr(partial, "sentences", None) or []:
+        value = s.get("text") if isinstance(s, dict) else getattr(s, "text", None)
+        if isinstance(value, str):
+            out.append(value)
+    return out
 
 
 async def _chat_json(

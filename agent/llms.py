@@ -149,14 +149,18 @@ def _schema_in_json_object() -> type[OpenAILike]:
 
 def provider_errors(s: LLMSettings) -> tuple[type[Exception], ...]:
     """What the provider's SDK raises when a call fails on its side or on the way: an HTTP error
-    status (429, 5xx, 401…), a refused or dropped connection, a timeout, a reply it cannot read."""
+    status (429, 5xx, 401…), a refused or dropped connection, a timeout, a reply it cannot read.
+    A connection that drops while a reply streams (the answer step) reaches us as httpx's own
+    ``TransportError``: both SDKs wrap httpx's errors only until the response has begun."""
+    import httpx
+
     if s.provider == "anthropic":
         import anthropic
 
-        return (anthropic.AnthropicError,)
+        return (anthropic.AnthropicError, httpx.TransportError)
     import openai  # openai, openai_like, azure and cohere all speak through the OpenAI SDK
 
-    return (openai.OpenAIError,)
+    return (openai.OpenAIError, httpx.TransportError)
 
 
 def check_reachable(s: LLMSettings, *llms: LLM) -> None:

@@ -29,6 +29,7 @@ from workflows.events import Event, StartEvent, StopEvent
 
 from agent.conclusions import tool_passage
 from agent.documents import asked_document, find_document, outline
+from agent.drafts import Drafting
 from agent.fallback import Fallback
 from agent.fallback_reasoner import take_llm_fallback
 from agent.followups import resolve
@@ -94,6 +95,13 @@ class Run:
     said: str = ""  # the previous answer, when this turn follows up on it
     trace: list[TraceStep] = field(default_factory=list)
     telemetry: TurnTelemetry | None = None  # the turn's span and metrics; None records nothing
+    # Told the answer's text as it is written; the turn's first answer only (a draft after another
+    # search or from the second source is not streamed: the final answer replaces what was)
+    draft: Drafting | None = None
+
+    def take_draft(self) -> Drafting | None:
+        draft, self.draft = self.draft, None
+        return draft
 
     async def say(self, text: str) -> None:
         if self.progress is not None:
@@ -502,7 +510,13 @@ class AnswerLoop(Workflow):
         asker = asked_for(run.question, frozenset().union(*(audiences_of(g) for g in readers)))
         draft = (
             await self.reasoner.answer(
-                run.question, run.subquestions, passages, run.facts, asker=asker, said=run.said
+                run.question,
+                run.subquestions,
+                passages,
+                run.facts,
+                asker=asker,
+                said=run.said,
+                draft=run.take_draft(),
             )
             if passages
             else Draft([], list(run.subquestions))

@@ -23,6 +23,7 @@ from typing import Literal
 import numpy as np
 
 from agent.conclusions import conclude
+from agent.drafts import Drafting
 from agent.extract import (
     Extract,
     Scored,
@@ -167,6 +168,7 @@ def similarity(p: Passage, cross_lingual: bool) -> float:
 
 
 class OfflineReasoner:
+    streams = False  # its answer comes at once: nothing to stream
     # Thresholds on a 0..1 blended score; set on the handbook golden set and XQuAD train-style checks.
     relevant_at = 0.55
     partial_at = 0.3
@@ -424,6 +426,7 @@ class OfflineReasoner:
         *,
         asker: frozenset[str] = frozenset(),
         said: str = "",
+        draft: Drafting | None = None,
     ) -> Draft:
         """For each sub-question, the units that answer it (``agent/extract``), whole and cited;
         a note when two sources give different values for the same thing in the same scope; with

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from agent.drafts import Drafting
 from agent.passages import Passage
 from agent.turns import Message
 
@@ -83,6 +84,11 @@ class UnusableReply(Exception):
 
 
 class Reasoner(Protocol):
+    @property
+    def streams(self) -> bool:
+        """Whether ``answer`` tells its ``draft`` the text as it is written (an LLM's does)."""
+        ...
+
     async def route(self, text: str, history: Sequence[Message]) -> Route: ...
 
     async def pick_tools(
@@ -119,11 +125,13 @@ class Reasoner(Protocol):
         *,
         asker: frozenset[str] = frozenset(),
         said: str = "",
+        draft: Drafting | None = None,
     ) -> Draft:
         """Sentences, each citing the passages that support it. ``facts`` are tool results (CRM);
         ``asker`` the audiences the asker belongs to (``agent/scope``), for the rule that applies;
         ``said`` the previous answer when the question follows up on it, which asks for
-        something it did not say."""
+        something it did not say. ``draft``, if given, is told the text as it is written (a
+        reasoner that writes it at once may ignore it)."""
         ...
 
     async def check(

@@ -91,6 +91,9 @@ class LLMSettings(BaseModel):
     max_retries: int = Field(1, ge=0)
     # After a step fails on the LLM (timeout or error), later steps skip it this long; 0 = never.
     pause_after_failure_s: float = Field(30.0, ge=0)
+    # Show the answer in the chat while the model writes it (Slack's assistant threads, Teams
+    # personal chat), replaced by the checked answer when it is done; off: the answer comes whole.
+    stream: bool = True
 
     @field_validator("provider")
     @classmethod

@@ -10,9 +10,16 @@ and prints p50 / p95 / max over the run. Everything is real but Slack: Bolt (sig
 the assistant over the sample handbook (ingested into a temporary folder first, or reused with
 ``--data-dir``), Redis (a throw-away key prefix).
 
+With ``--llm-url`` the assistant's reasoner is an OpenAI-compatible server there (e.g.
+llama-cpp-python's, as ``make test-llm`` runs it), and ``--stream`` (assistant threads) also
+measures the first streamed token: until the fake Slack API receives ``chat.startStream``, with
+its ratio to the final answer, per event, in the same run.
+
     python benchmarks/bench_slack.py                 # 60 DMs, one at a time
     python benchmarks/bench_slack.py -n 100 -c 4     # 100 DMs, 4 in flight
     python benchmarks/bench_slack.py --side-panel    # in assistant threads: status line, then reply
+    python benchmarks/bench_slack.py -n 5 --stream --llm-url http://127.0.0.1:8000/v1 \
+        --llm-model gemma3-270m                      # the answer streamed from a real LLM server
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import redis  # noqa: E402
 
 from agent.actions import RedisPendingActions  # noqa: E402
 from agent.assistant import build_assistant  # noqa: E402
+from agent.settings import LLMSettings  # noqa: E402
 from bot.app import build_deps  # noqa: E402
 from bot.conversation import Agent  # noqa: E402
 from bot.server import AgentThread, build_app  # noqa: E402
@@ -73,6 +81,7 @@ async def run(
     redis_url: str,
     off_loop: bool = True,
     side_panel: bool = False,
+    llm: LLMSettings | None = None,
 ) -> dict[str, list[float]]:
     slack = await FakeSlackAPI().start()
     settings = Settings(
@@ -82,6 +91,7 @@ async def run(
         server=ServerSettings(
             public_url="http://127.0.0.1:3000", link_secret="bench-link-secret-0123456789abcdefghij"
         ),
+        llm=llm,
     )
     deps = build_deps(settings)
     if not deps.index.documents():
@@ -97,12 +107,18 @@ async def run(
         assistant = AgentThread(assistant)
     state = ConversationState.from_settings(settings.redis, prefix=prefix)
     runner, url = await start_app(build_app(settings, deps, assistant, state))
-    results: dict[str, list[float]] = {"ack": [], "placeholder": [], "answer": []}
+    results: dict[str, list[float]] = {
+        "ack": [],
+        "placeholder": [],
+        "answer": [],
+        "first_token": [],
+        "ratio": [],
+    }
     async with aiohttp.ClientSession() as session:
         sender = SlackSender(session, url + "/slack/events", SECRET)
         # one warm-up question (model load, first auth.test) outside the measurement
         await sender.event(dm_event(QUESTIONS[0], channel="DWARMUP"))
-        await slack.final_answer("DWARMUP", timeout=120)
+        await slack.final_answer("DWARMUP", timeout=300)
         gate = asyncio.Semaphore(concurrency)
 
         async def one(i: int) -> None:
@@ -133,9 +149,13 @@ async def run(
                     )
                 else:
                     placeholder = await slack.posted(channel, timeout=120)
-                final = await slack.final_answer(channel, timeout=120)
+                final = await slack.final_answer(channel, timeout=300)
             results["placeholder"].append(placeholder.at - t0)
             results["answer"].append(final.at - t0)
+            started = slack.of("chat.startStream", channel)
+            if started:  # the answer's draft streamed (an LLM wrote it)
+                results["first_token"].append(started[0].at - t0)
+                results["ratio"].append((started[0].at - t0) / (final.at - t0))
 
         await asyncio.gather(*(one(i) for i in range(n)))
     await runner.cleanup()
@@ -168,9 +188,42 @@ def main() -> int:
         help="ask in assistant threads: the status line, then the answer as the reply",
     )
     parser.add_argument(
+        "--stream",
+        action="store_true",
+        help="with --llm-url: the answer streams into assistant threads (implies --side-panel)",
+    )
+    parser.add_argument("--llm-url", help="an OpenAI-compatible server's /v1 URL for the reasoner")
+    parser.add_argument("--llm-model", default="gemma3-270m")
+    parser.add_argument(
+        "--llm-structured-output",
+        default="json_object",
+        help="json_object for llama-cpp-python's server (FOOTNOTE_LLM__STRUCTURED_OUTPUT)",
+    )
+    parser.add_argument("--llm-tokens", type=int, default=128, help="max tokens of one reply")
+    parser.add_argument(
+        "--llm-budget", type=float, default=60.0, help="FOOTNOTE_LLM__TURN_BUDGET_S (< 90)"
+    )
+    parser.add_argument(
         "--redis-url", default=os.environ.get("FOOTNOTE_REDIS__URL", "redis://127.0.0.1:6379/0")
     )
     args = parser.parse_args()
+    if args.stream and not args.llm_url:
+        parser.error("--stream needs an LLM: --llm-url")
+    llm = None
+    if args.llm_url:
+        llm = LLMSettings(
+            provider="openai_like",
+            base_url=args.llm_url,
+            model=args.llm_model,
+            structured_output=args.llm_structured_output,
+            max_reply_tokens=args.llm_tokens,
+            step_timeout_s=120,
+            turn_budget_s=args.llm_budget,
+            max_retries=0,
+            pause_after_failure_s=0,
+            stream=args.stream,
+        )
+    side_panel = args.side_panel or args.stream
     with tempfile.TemporaryDirectory(prefix="footnote-bench-") as tmp:
         data_dir = args.data_dir or Path(tmp)
         results = asyncio.run(
@@ -180,26 +233,42 @@ def main() -> int:
                 data_dir,
                 args.redis_url,
                 not args.same_loop,
-                args.side_panel,
+                side_panel,
+                llm,
             )
         )
     where = "web loop" if args.same_loop else "agent thread"
     print(
-        f"Slack {'side-panel' if args.side_panel else 'DM'} latency on loopback — "
+        f"Slack {'side-panel' if side_panel else 'DM'} latency on loopback — "
         f"{args.events} events, concurrency {args.concurrency}, "
         f"assistant on the {where}, {os.cpu_count()} CPUs"
+        + (f", LLM {args.llm_model} at {args.llm_url}" if args.llm_url else "")
     )
     print(f"{'':>26} {'p50':>8} {'p95':>8} {'max':>8}")
-    for name, label in (
+    rows = [
         ("ack", "HTTP 200 (ack)"),
-        ("placeholder", "first status" if args.side_panel else "placeholder posted"),
+        ("placeholder", "first status" if side_panel else "placeholder posted"),
+        ("first_token", "first streamed token"),
         ("answer", "final answer"),
-    ):
+    ]
+    for name, label in rows:
         v = results[name]
+        if not v:
+            continue
         print(
             f"{label:>26} {pct(v, 50) * 1000:7.0f}ms {pct(v, 95) * 1000:7.0f}ms {max(v) * 1000:7.0f}ms"
         )
     print(f"mean answer {statistics.mean(results['answer']) * 1000:.0f}ms")
+    if args.stream:
+        ratios = results["ratio"]
+        print(f"streamed {len(ratios)}/{args.events} answers", end="")
+        if ratios:
+            print(
+                f"; first token / final answer: p50 {pct(ratios, 50):.2f}, "
+                f"min {min(ratios):.2f}, max {max(ratios):.2f}"
+            )
+        else:
+            print()
     return 0
 
 

@@ -7,6 +7,11 @@ conversation key, DM or channel, how to list the channel's members) and hands ov
     directory → empty / over-long → rate limit → channel members → history → Turn → answer
     → remember → show the answer (and the asker's private note, to them alone)
 
+With an LLM that streams (``Agent.streams``) the reply is asked first whether it can show the
+answer while it is written (``Reply.streaming``: Slack's assistant threads, Teams personal chat);
+``DraftWords`` turns the agent's deltas into inert whole words for it, and ``show`` then replaces
+the streamed draft with the checked answer. Elsewhere, and without an LLM, nothing streams.
+
 Every answered turn is recorded (``bot/feedback.py``: the question, the asker, the answer and
 what it cited), without ever holding up the answer. Buttons go through the core too: ``decide``
 (a ticket is confirmed or cancelled only by the person who asked for it), ``feedback`` (👍/👎 and
@@ -24,6 +29,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
 from agent.assistant import error_reference
+from agent.drafts import Drafting
 from agent.loop import Progress
 from agent.messages import say
 from agent.turns import Answer, Turn
@@ -81,6 +87,37 @@ def throttled(
     return progress
 
 
+class DraftWords:
+    """The agent's draft deltas, handed out as inert Markdown in whole words (``take``).
+
+    Only text up to the last whitespace received goes out, each word made inert by itself
+    (``render.draft_markdown``), so a mention or link the model writes across two deltas is one
+    word by the time it is shown, and shows as characters. ``shown`` is everything taken so far
+    (what Teams' cumulative streaming text needs).
+    """
+
+    def __init__(self) -> None:
+        self.received = ""
+        self._taken = 0  # characters of ``received`` already handed out
+        self.shown = ""
+
+    def add(self, delta: str) -> None:
+        self.received += delta
+
+    def take(self) -> str:
+        """The inert text of the whole words received since the last call ("" if none)."""
+        from bot.render import draft_markdown
+
+        rest = self.received[self._taken :]
+        cut = max(rest.rfind(" "), rest.rfind("\n"), rest.rfind("\t"))
+        if cut < 0:
+            return ""
+        self._taken += cut + 1
+        piece = draft_markdown(rest[: cut + 1])
+        self.shown += piece
+        return piece
+
+
 def conversation_id(platform: str, *parts: str | None) -> str:
     """The key of a conversation's history and thread marker: ``platform:part:part``, empty
     parts left out (a DM without a thread is ``slack:T…:D…``)."""
@@ -126,7 +163,14 @@ class Agent(Protocol):
     """The agent's front door as the bot uses it: ``agent.assistant.Assistant``, or
     ``bot.server.AgentThread`` running one on its own event loop."""
 
-    async def answer(self, turn: Turn, progress: Progress | None = None) -> Answer: ...
+    @property
+    def streams(self) -> bool:
+        """Whether ``answer`` tells a ``draft`` the answer's text as an LLM writes it."""
+        ...
+
+    async def answer(
+        self, turn: Turn, progress: Progress | None = None, draft: Drafting | None = None
+    ) -> Answer: ...
 
     async def confirm(self, action_id: str, user_id: str, approve: bool) -> Answer: ...
 
@@ -142,6 +186,11 @@ class Reply(Protocol):
     async def working(self) -> Progress | None:
         """Called once a question or a click is accepted, before the assistant works on it: show
         that an answer is on its way; the progress callback, if the platform shows one."""
+
+    async def streaming(self) -> Drafting | None:
+        """Called before ``working`` when the assistant streams its answer: where the answer can
+        be shown while it is written, a callback for its text deltas (``show`` then replaces
+        what was streamed with the answer); None where it cannot."""
 
     async def show(self, answer: Answer, view: dict[str, Any]) -> None:
         """The answer, rendered with ``view`` (links, turn id, question, asker, notice)."""
@@ -267,6 +316,7 @@ class Conversation:
             if strangers and self.unknown_members == "refuse":
                 await reply.say(STRANGERS_HERE.format(private_chat=self.private_chat))
                 return
+        draft = await reply.streaming() if self.assistant.streams else None
         progress = await reply.working()
         if question.mark_thread:
             await self.state.note_answered(question.conversation)
@@ -283,7 +333,7 @@ class Conversation:
             conversation_id=question.conversation,
             history=history.messages,
         )
-        answer: Answer = await self.assistant.answer(turn, progress)
+        answer: Answer = await self.assistant.answer(turn, progress, draft)
         await self.state.remember(question.conversation, text, answer.text)
         if self.records is not None and answer.status == "smalltalk":
             stored = say(answer.lang, "stored", days=self.records.retention_days)

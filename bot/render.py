@@ -424,6 +424,49 @@ def slack_message_blocks(text: str) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------------
+# A streamed draft (Slack's markdown_text, Teams' streaming text): Markdown that shows as the
+# characters it is. Every control character of Markdown, mrkdwn and Slack's <…> syntax becomes a
+# look-alike (so no mention, link, heading or emphasis can form, even across two chunks), and a
+# word that a client would turn into a link (a URL, a bare domain) goes in a code span. It works
+# word by word, so chunks cut at whitespace come out the same as the whole text.
+
+_DRAFT_LOOKALIKES = str.maketrans(
+    {
+        "<": "‹",
+        ">": "›",
+        "&": "＆",
+        "@": "＠",
+        "*": "∗",
+        "_": "ˍ",
+        "~": "∼",
+        "`": "ˋ",
+        "[": "［",
+        "]": "］",
+        "#": "＃",
+        "|": "｜",
+        "\\": "＼",
+        "{": "｛",
+        "}": "｝",
+    }
+)
+_LINKISH = re.compile(r"://|^www\.|[A-Za-z0-9-]\.[A-Za-z]{2,}\b|^mailto:", re.I)
+
+
+def draft_markdown(text: str) -> str:
+    """``text`` (whole words and the whitespace between them) as inert Markdown, one line."""
+    out = []
+    for piece in re.split(r"(\s+)", text):
+        if not piece or piece.isspace():
+            out.append(" " if piece else "")
+        elif _LINKISH.search(piece):
+            inner = piece.replace("`", "").translate(_DRAFT_LOOKALIKES)
+            out.append(f"`{inner}`")
+        else:
+            out.append(piece.translate(_DRAFT_LOOKALIKES))
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
 # Teams
 
 

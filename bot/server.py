@@ -38,6 +38,7 @@ from ingest.errors import ConfigError
 from ingest.sources.state import SourceRecord, SyncState
 
 if TYPE_CHECKING:
+    from agent.drafts import Drafting
     from agent.loop import Progress
     from agent.traces import TraceStore
     from agent.turns import Answer, Turn
@@ -69,17 +70,26 @@ class AgentThread:
     async def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
 
-    async def answer(self, turn: Turn, progress: Progress | None = None) -> Answer:
+    @property
+    def streams(self) -> bool:
+        return self.assistant.streams
+
+    async def answer(
+        self, turn: Turn, progress: Progress | None = None, draft: Drafting | None = None
+    ) -> Answer:
         caller = asyncio.get_running_loop()
-        relay: Progress | None = None
-        if progress is not None:
-            send = progress
+
+        def relay(callback: Progress | None) -> Progress | None:
+            if callback is None:
+                return None
+            send = callback
 
             async def forward(text: str) -> None:
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(send(text), caller))
 
-            relay = forward
-        return await self._run(self.assistant.answer(turn, relay))
+            return forward
+
+        return await self._run(self.assistant.answer(turn, relay(progress), relay(draft)))
 
     async def confirm(self, action_id: str, user_id: str, approve: bool) -> Answer:
         return await self._run(self.assistant.confirm(action_id, user_id, approve))

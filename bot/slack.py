@@ -23,6 +23,15 @@ native status line ("is searching the documents…", then each step's progress) 
 placeholder message, and the answer arrives as the thread's reply, which clears the status. A DM
 thread that is no assistant thread (the status is refused) falls back to the placeholder.
 
+With an LLM that streams, an assistant thread also shows the answer while it is written: the
+first words start a streamed reply (``chat.startStream``), more follow at most once a second
+(``chat.appendStream``, Tier 4), as inert Markdown in whole words (``render.draft_markdown``).
+When the checked answer is ready the stream is stopped (``chat.stopStream``) and the message is
+replaced by the answer as it is shown today (``chat.update``: citations, Sources, buttons); if
+that is refused, the streamed message is deleted and the answer posted, so no unchecked draft
+stays. A workspace that refuses streaming (an error from ``chat.startStream``) gets the answer
+as before; channels and DMs without a thread never stream.
+
 What only the asker may see (the hint that a private document may answer better) goes to them as
 an ephemeral message, never into the channel. Every ``text`` sent is inert (``render.slack_inert``).
 """
@@ -44,6 +53,7 @@ from slack_bolt.async_app import AsyncApp, AsyncAssistant
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from agent.drafts import Drafting
 from agent.loop import Progress
 from agent.messages import say as message
 from agent.turns import Answer
@@ -52,6 +62,7 @@ from bot.conversation import (
     MAX_MEMBERS,
     ChannelKind,
     Conversation,
+    DraftWords,
     Member,
     Profile,
     Question,
@@ -63,6 +74,9 @@ from bot.settings import SlackSettings
 log = logging.getLogger(__name__)
 
 PROGRESS_INTERVAL_S = 0.5  # at most one progress edit per half second (chat.update is rate-limited)
+# At most one chat.appendStream a second (Tier 4 allows 100+ a minute per workspace: room for
+# several answers streaming at once).
+DRAFT_INTERVAL_S = 1.0
 USER_CACHE_S = 600.0
 
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
@@ -161,6 +175,7 @@ class SlackAdapter:
         self.suggested_prompts = settings.suggested_prompts
         self._emails: dict[str, tuple[float, str, bool]] = {}  # slack id → (when, email, is_bot)
         self.progress_interval_s = PROGRESS_INTERVAL_S
+        self.draft_interval_s = DRAFT_INTERVAL_S
         self._register()
 
     # -- wiring ----------------------------------------------------------------------------
@@ -326,7 +341,7 @@ class SlackAdapter:
             mark_thread=channel_kind == "channel" and bool(thread_ts) and self.thread_followups,
         )
         kind = _AssistantReply if side_panel and thread_ts else _ThreadReply
-        await self.conversation.ask(question, kind(self, channel, thread_ts, event["user"]))
+        await self.conversation.ask(question, kind(self, channel, thread_ts, event["user"], team))
 
     def _progress(self, channel: str, ts: str) -> Progress:
         async def edit(text: str) -> None:
@@ -488,10 +503,21 @@ class _ThreadReply:
     """Replies to a question in its DM or thread: a placeholder, updated with progress and then
     replaced by the answer (or by whatever else the core says once the placeholder is up)."""
 
-    def __init__(self, adapter: SlackAdapter, channel: str, thread_ts: str | None, user: str):
+    def __init__(
+        self,
+        adapter: SlackAdapter,
+        channel: str,
+        thread_ts: str | None,
+        user: str,
+        team: str | None = None,
+    ):
         self.adapter, self.client = adapter, adapter.client
-        self.channel, self.thread_ts, self.user = channel, thread_ts, user
+        self.channel, self.thread_ts, self.user, self.team = channel, thread_ts, user, team
         self.ts: str | None = None  # the placeholder's
+
+    async def streaming(self) -> Drafting | None:
+        """A placeholder's thread or a channel: the answer comes whole."""
+        return None
 
     async def say(self, text: str) -> None:
         inert, blocks = render.slack_inert(text), render.slack_message_blocks(text)
@@ -550,15 +576,101 @@ class _ThreadReply:
 
 class _AssistantReply(_ThreadReply):
     """A question in Slack's assistant side panel: progress on the thread's status line, no
-    placeholder; the answer is posted as the reply, which clears the status."""
+    placeholder; the answer is posted as the reply, which clears the status. With an LLM that
+    streams, the draft streams into the reply and the answer then replaces it (module doc)."""
+
+    words: DraftWords | None = None  # the draft, when this reply streams it
+    stream_ts: str | None = None  # the streamed message's, once started
+
+    async def streaming(self) -> Drafting | None:
+        self.words = words = DraftWords()
+        flush = throttled(self._flush, self.adapter.draft_interval_s, (SlackApiError,))
+
+        async def draft(delta: str) -> None:
+            words.add(delta)
+            if self.words is not None:
+                await flush("")
+
+        return draft
+
+    async def _flush(self, _: str) -> None:
+        """The words drafted since the last call, into the streamed reply (started by the first)."""
+        if self.words is None:
+            return
+        text = self.words.take()
+        if not text:
+            return
+        try:
+            if self.stream_ts is None:
+                started = await self.client.chat_startStream(
+                    channel=self.channel,
+                    thread_ts=self.thread_ts or "",
+                    recipient_team_id=self.team,
+                    recipient_user_id=self.user,
+                    markdown_text=text,
+                )
+                self.stream_ts = started["ts"]
+            else:
+                await self.client.chat_appendStream(
+                    channel=self.channel, ts=self.stream_ts, markdown_text=text
+                )
+        except SlackApiError as exc:  # no streaming here: the answer comes whole, as before
+            log.info("streaming refused (%s): the answer comes whole", exc.response.get("error"))
+            self.words = None
 
     async def working(self) -> Progress:
         try:
             await self._status(render.PLACEHOLDER)
         except SlackApiError as exc:  # not an assistant thread: a plain DM thread's placeholder
             log.info("no assistant status here (%s)", exc.response.get("error"))
+            self.words = None  # nothing streams beside a placeholder
             return await super().working()
         return throttled(self._status, self.adapter.progress_interval_s, (SlackApiError,))
+
+    async def _stop(self) -> None:
+        """End the stream; what it showed becomes the message that ``say`` / ``show`` replace."""
+        self.words = None
+        if self.stream_ts is None:
+            return
+        try:
+            await self.client.chat_stopStream(channel=self.channel, ts=self.stream_ts)
+        except SlackApiError as exc:  # the update below replaces the text all the same
+            log.info("chat.stopStream failed: %s", exc.response.get("error"))
+        self.ts, self.stream_ts = self.stream_ts, None
+
+    async def say(self, text: str) -> None:
+        await self._stop()
+        await self._replacing(super().say(text), text)
+
+    async def show(self, answer: Answer, view: dict[str, Any]) -> None:
+        await self._stop()
+        await self._replacing(super().show(answer, view), answer.text, answer, view)
+
+    async def _replacing(
+        self,
+        replace: Any,
+        text: str,
+        answer: Answer | None = None,
+        view: dict[str, Any] | None = None,
+    ) -> None:
+        """Run ``replace`` (an update of the streamed message); if Slack refuses it, delete that
+        message and post anew, so that no unchecked draft stays in the thread."""
+        streamed = self.ts
+        try:
+            await replace
+        except SlackApiError as exc:
+            if streamed is None:
+                raise
+            log.warning("the streamed draft could not be replaced (%s)", exc.response.get("error"))
+            try:
+                await self.client.chat_delete(channel=self.channel, ts=streamed)
+            except SlackApiError as gone:
+                log.error("the streamed draft could not be deleted: %s", gone.response.get("error"))
+            self.ts = None
+            if answer is not None:
+                await super().show(answer, view or {})
+            else:
+                await super().say(text)
 
     async def _status(self, text: str) -> None:
         await self.client.assistant_threads_setStatus(
@@ -581,6 +693,9 @@ class _ClickReply:
     async def say(self, text: str) -> None:
         if self.channel and self.clicker:
             await self.adapter._ephemeral(self.channel, self.clicker, text, self.thread_ts)
+
+    async def streaming(self) -> None:
+        return None
 
     async def working(self) -> None:
         # the assistant files at most once; this decides which click updates the message: the

@@ -12,7 +12,16 @@ of reasons; only the asker may rate their turn), "open a ticket".
 
 In personal chat the bot shows it is working with an informative message ("Looking through the
 docs…", then each step's progress) that the answer card then replaces (``update_activity``;
-botbuilder-python has no streaming helper); in a channel, a typing indicator. Being added to a
+botbuilder-python has no streaming helper); in a channel, a typing indicator.
+
+With an LLM that streams, personal chat uses Teams' streaming protocol instead (``_Stream``):
+the first informative update is a typing activity with a ``streaminfo`` entity (streamType
+"informative", streamSequence 1) whose reply id is the stream's id; progress goes as further
+informative updates, the draft as "streaming" updates carrying the whole inert text so far
+(``render.draft_markdown``), each with the next sequence number, at most one a second; the
+answer card closes the stream as a message whose ``streaminfo`` says "final". Where the first
+update is refused, the informative message of before is used. Group chats and channels never
+stream (Teams streams in one-on-one chats only). Being added to a
 personal chat, or greeted there, answers with suggested actions (``TeamsSettings.suggested_prompts``).
 
 What only the asker may see (the hint that a private document may answer better) goes to them in
@@ -47,10 +56,12 @@ from botbuilder.schema import (
     CardAction,
     ChannelAccount,
     ConversationParameters,
+    Entity,
     TextFormatTypes,
 )
 from msrest.exceptions import DeserializationError
 
+from agent.drafts import Drafting
 from agent.loop import Progress
 from agent.messages import say as message
 from agent.turns import Answer
@@ -59,6 +70,7 @@ from bot.conversation import (
     MAX_MEMBERS,
     ChannelKind,
     Conversation,
+    DraftWords,
     Member,
     Question,
     conversation_id,
@@ -245,6 +257,84 @@ def _kind(activity: Activity) -> ChannelKind:
 
 
 PROGRESS_INTERVAL_S = 1.0  # at most one edit of the informative message a second
+# Teams throttles a stream to about one update a second; informative text is at most 1000 chars.
+STREAM_INTERVAL_S = 1.0
+MAX_INFORMATIVE_CHARS = 1000
+
+
+class StreamInfo(Entity):
+    """Teams' ``streaminfo`` entity. botbuilder's ``Entity`` serializes its ``type`` only, so the
+    stream's fields get their own attribute map."""
+
+    _attribute_map = {
+        "type": {"key": "type", "type": "str"},
+        "stream_id": {"key": "streamId", "type": "str"},
+        "stream_type": {"key": "streamType", "type": "str"},
+        "stream_sequence": {"key": "streamSequence", "type": "int"},
+    }
+
+    def __init__(
+        self,
+        *,
+        stream_type: str,
+        stream_id: str | None = None,
+        stream_sequence: int | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__(type="streaminfo", **kwargs)
+        self.stream_id, self.stream_type = stream_id, stream_type
+        self.stream_sequence = stream_sequence
+
+
+class _Stream:
+    """One streamed reply in personal chat: informative updates, the draft, then the final card."""
+
+    def __init__(self, ctx: TurnContext):
+        self.ctx = ctx
+        self.id: str | None = None  # the first update's reply id
+        self.sequence = 0
+        self.words = DraftWords()
+        self.drafting = False  # streaming updates have begun: no more informative ones
+        self.stopped = False  # Teams refused a streaming update: no more of them
+
+    async def start(self, text: str) -> bool:
+        """The first informative update; False when Teams refuses it (no streaming here)."""
+        try:
+            sent = await self._update("informative", text)
+        except Exception as exc:  # an outside call: fall back to the informative message
+            log.info("teams streaming refused: %s", exc)
+            return False
+        self.id = sent.id if sent is not None else None
+        return self.id is not None
+
+    async def _update(self, kind: str, text: str):
+        """Our progress lines go as plain text; the draft is inert Markdown already."""
+        self.sequence += 1
+        info = StreamInfo(stream_type=kind, stream_id=self.id, stream_sequence=self.sequence)
+        typing = Activity(type=ActivityTypes.typing, text=text, entities=[info])
+        if kind == "informative":
+            typing.text_format = TextFormatTypes.plain
+        return await self.ctx.send_activity(typing)
+
+    async def informative(self, text: str) -> None:
+        if not self.drafting:
+            await self._update("informative", text[:MAX_INFORMATIVE_CHARS])
+
+    async def flush(self, _: str) -> None:
+        if self.stopped or not self.words.take():
+            return
+        self.drafting = True
+        try:
+            await self._update("streaming", self.words.shown)
+        except Exception as exc:  # e.g. the person pressed Stop: the final card still comes
+            log.info("teams stopped taking the draft: %s", exc)
+            self.stopped = True
+
+    def final(self, activity: Activity) -> Activity:
+        """``activity`` as the message that closes the stream."""
+        info = StreamInfo(stream_type="final", stream_id=self.id)
+        activity.entities = [*(activity.entities or []), info]
+        return activity
 
 
 def suggesting(text: str, prompts: list[str]) -> Activity:
@@ -266,15 +356,37 @@ class _TeamsReply:
         self.suggested_prompts = suggested_prompts or []
         self.informative: str | None = None  # the id of the message the answer replaces
         self.progress_interval_s = PROGRESS_INTERVAL_S
+        self.stream_interval_s = STREAM_INTERVAL_S
+        self.stream: _Stream | None = None  # personal chat, with an LLM that streams
 
     async def say(self, text: str) -> None:
-        if not await self._replace(plain(text)):
+        if self.stream is not None and self.stream.id is not None:
+            await self._close(plain(text))
+        elif not await self._replace(plain(text)):
             await self.ctx.send_activity(plain(text))
+
+    async def streaming(self) -> Drafting | None:
+        """Personal chat only: Teams streams in one-on-one chats."""
+        if _kind(self.ctx.activity) != "dm":
+            return None
+        self.stream = stream = _Stream(self.ctx)
+        flush = throttled(stream.flush, self.stream_interval_s, (Exception,))  # an outside call
+
+        async def draft(delta: str) -> None:
+            stream.words.add(delta)
+            if stream.id is not None:
+                await flush("")
+
+        return draft
 
     async def working(self) -> Progress | None:
         await self.ctx.send_activity(Activity(type=ActivityTypes.typing))
         if _kind(self.ctx.activity) != "dm":
             return None
+        if self.stream is not None:
+            if await self.stream.start(render.PLACEHOLDER):
+                return throttled(self.stream.informative, self.progress_interval_s, (Exception,))
+            self.stream = None
         sent = await self.ctx.send_activity(plain(f"⏳ {render.PLACEHOLDER}"))
         self.informative = sent.id if sent is not None else None
 
@@ -288,12 +400,29 @@ class _TeamsReply:
         reply = MessageFactory.attachment(CardFactory.adaptive_card(card), text=None)
         if answer.status == "smalltalk" and _kind(self.ctx.activity) == "dm":
             reply.suggested_actions = suggesting("", self.suggested_prompts).suggested_actions
+        if self.stream is not None and self.stream.id is not None:
+            await self._close(reply)
+            return
         try:
             if await self._replace(reply):
                 return
         except Exception as exc:  # never leave the question unanswered: send it anew
             log.warning("could not replace the informative message: %s", exc)
         await self.ctx.send_activity(reply)
+
+    async def _close(self, activity: Activity) -> None:
+        """``activity`` as the stream's final message, in place of whatever it streamed; if Teams
+        refuses it, sent anew (the stream then ends by itself, as Teams ends idle streams)."""
+        assert self.stream is not None
+        stream, self.stream = self.stream, None
+        try:
+            await self.ctx.send_activity(stream.final(activity))
+        except Exception as exc:  # never leave the question unanswered
+            log.warning("could not close the stream: %s", exc)
+            activity.entities = [
+                e for e in activity.entities or [] if not isinstance(e, StreamInfo)
+            ]
+            await self.ctx.send_activity(activity)
 
     async def _replace(self, activity: Activity, keep: bool = False) -> bool:
         """Put ``activity`` in place of the informative message; False when there is none."""

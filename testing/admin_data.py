@@ -50,7 +50,9 @@ class Library:
         }
         return [chunk]
 
-    async def answer(self, turn: Turn, progress: object = None) -> Answer:
+    streams = False
+
+    async def answer(self, turn: Turn, progress: object = None, draft: object = None) -> Answer:
         raise AssertionError("the admin page never asks a question")
 
     async def confirm(self, action_id: str, user_id: str, approve: bool) -> Answer:

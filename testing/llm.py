@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import uuid
@@ -90,13 +91,24 @@ class Reply:
     """One scripted answer: text ``content``, ``tool_calls`` [{"name", "arguments"}] (both at once,
     as OpenAI allows: the text first), or an HTTP error; sent after ``delay_s`` seconds (a slow
     model; closing the server cuts the wait short). ``arguments`` given as a string go on the wire
-    as they are, so a test can send JSON that does not parse."""
+    as they are, so a test can send JSON that does not parse.
+
+    Streamed (``stream: true``): ``chunk_s`` seconds pass between content chunks (a model writing),
+    ``piece`` characters each; with ``fail_after`` the stream stops after that many content chunks
+    with the error event OpenAI sends mid-stream (``data: {"error": {...}}``, then the connection
+    closes), carrying ``error`` as its message; with ``drop_after`` the stream goes chunked
+    (``Transfer-Encoding: chunked``, as real servers send it) and the connection drops in the
+    middle of a chunk after that many content chunks (a proxy or the server going away)."""
 
     content: str | None = None
     tool_calls: list[dict] = field(default_factory=list)
     status: int = 200
     error: str = ""
     delay_s: float = 0.0
+    chunk_s: float = 0.0
+    piece: int = 16
+    fail_after: int | None = None
+    drop_after: int | None = None
 
 
 @dataclass
@@ -262,7 +274,7 @@ class _Handler(BaseHTTPRequestHandler):
                 400, "FakeOpenAI: a tool call was scripted but the request offers no tools"
             )
         if body.get("stream"):
-            self._stream(body, reply.content, tool_calls)  # type: ignore[arg-type]
+            self._stream(body, reply, tool_calls)  # type: ignore[arg-type]
         else:
             self._json(200, _completion(body, reply.content, tool_calls))  # type: ignore[arg-type]
 
@@ -277,17 +289,41 @@ class _Handler(BaseHTTPRequestHandler):
             status, {"error": {"message": message, "type": kind, "param": None, "code": code}}
         )
 
-    def _stream(self, body: dict, content: str | None, tool_calls: list[dict]) -> None:
+    def _stream(self, body: dict, reply: Reply, tool_calls: list[dict]) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
+        chunked = reply.drop_after is not None
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for chunk in _chunks(body, content, tool_calls):
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.close_connection = True
+
+        def write(data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
             self.wfile.flush()
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
+
+        sent = 0
+        for chunk in _chunks(body, reply.content, tool_calls, reply.piece):
+            written = any((c.get("delta") or {}).get("content") for c in chunk.get("choices", []))
+            if written and reply.fail_after is not None and sent >= reply.fail_after:
+                error = {"message": reply.error or "stream failed", "type": "server_error"}
+                write(f"data: {json.dumps({'error': error})}\n\n".encode())
+                return
+            if written and reply.drop_after is not None and sent >= reply.drop_after:
+                self.wfile.write(b"40\r\ndata: {")  # a chunk announced, never finished
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if written and reply.chunk_s and sent:
+                self.fake._closing.wait(reply.chunk_s)
+            sent += written
+            write(f"data: {json.dumps(chunk)}\n\n".encode())
+        write(b"data: [DONE]\n\n")
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
 
 # ---------------------------------------------------------------- OpenAI's wire format
@@ -368,7 +404,7 @@ def _pieces(text: str, size: int = 16) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def _chunks(body: dict, content: str | None, tool_calls: list[dict]):
+def _chunks(body: dict, content: str | None, tool_calls: list[dict], size: int = 16):
     """The SSE chunks OpenAI sends: role first, then deltas, then finish_reason, then usage if asked."""
     env = _envelope(body, "chat.completion.chunk")
 
@@ -379,7 +415,7 @@ def _chunks(body: dict, content: str | None, tool_calls: list[dict]):
 
     yield chunk({"role": "assistant", "content": None if tool_calls and not content else ""})
     if content and tool_calls:  # the text streams before the calls
-        for piece in _pieces(content):
+        for piece in _pieces(content, size):
             yield chunk({"content": piece})
     if tool_calls:
         for i, call in enumerate(tool_calls):
@@ -393,7 +429,7 @@ def _chunks(body: dict, content: str | None, tool_calls: list[dict]):
             for piece in _pieces(call["function"]["arguments"]):
                 yield chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
     else:
-        for piece in _pieces(content or ""):
+        for piece in _pieces(content or "", size):
             yield chunk({"content": piece})
     yield chunk({}, "tool_calls" if tool_calls else "stop")
     if (body.get("stream_options") or {}).get("include_usage"):

@@ -33,6 +33,8 @@ class FakeSlackAPI(Recorder):
         self.fail: dict[str, str] = {}  # method → error to answer with
         self.sockets: list[web.WebSocketResponse] = []  # Socket Mode connections
         self.acks: list[dict] = []  # what the app sent back over Socket Mode
+        # Streamed messages (chat.startStream): ts → {"channel", "text", "streaming"}
+        self.streams: dict[str, dict] = {}
 
     async def start(self) -> FakeSlackAPI:
         app = web.Application()
@@ -124,6 +126,8 @@ class FakeSlackAPI(Recorder):
                 "ts": ts,
                 "message": {"text": args.get("text"), "blocks": args.get("blocks"), "ts": ts},
             }
+        if method in ("chat.startStream", "chat.appendStream", "chat.stopStream"):
+            return self._stream(method, args)
         if method == "apps.connections.open":
             return {"ok": True, "url": self.url.replace("http://", "ws://") + "/socket"}
         if method == "chat.postEphemeral":
@@ -146,6 +150,45 @@ class FakeSlackAPI(Recorder):
                 return {"ok": False, "error": "channel_not_found"}
             return {"ok": True, "members": members, "response_metadata": {"next_cursor": ""}}
         return {"ok": True}
+
+    MAX_MARKDOWN = 12_000  # markdown_text's documented limit
+
+    def _stream(self, method: str, args: dict) -> dict:
+        """Slack's streamed message text. ``chat.startStream`` (channel; thread_ts, the request's
+        message; recipient_team_id and recipient_user_id, required outside DMs; markdown_text)
+        starts a message and answers its ``ts``; ``chat.appendStream`` (channel, ts,
+        markdown_text) adds to it; ``chat.stopStream`` (channel, ts; markdown_text, blocks shown
+        at its bottom) ends it. Appending to or stopping a message that is not streaming is
+        ``message_not_in_streaming_state``."""
+        channel = args.get("channel")
+        if not channel:
+            return {"ok": False, "error": "channel_not_found"}
+        text = args.get("markdown_text") or ""
+        if len(text) > self.MAX_MARKDOWN:
+            return {"ok": False, "error": "msg_too_long"}
+        if method == "chat.startStream":
+            if not channel.startswith("D") and not (
+                args.get("recipient_team_id") and args.get("recipient_user_id")
+            ):
+                return {"ok": False, "error": "invalid_arguments"}
+            ts = f"{int(time.time())}.{next(self._ts):06d}"
+            self.streams[ts] = {"channel": channel, "text": text, "streaming": True}
+            return {"ok": True, "channel": channel, "ts": ts}
+        stream = self.streams.get(args.get("ts") or "")
+        if stream is None or stream["channel"] != channel:
+            return {"ok": False, "error": "message_not_found"}
+        if not stream["streaming"]:
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        if method == "chat.appendStream" and not text:
+            return {"ok": False, "error": "invalid_arguments"}
+        stream["text"] += text
+        if method == "chat.stopStream":
+            stream["streaming"] = False
+        return {"ok": True, "channel": channel, "ts": args["ts"]}
+
+    def streamed_text(self, channel: str) -> list[str]:
+        """The markdown each stream in ``channel`` showed, start to stop, in order."""
+        return [s["text"] for s in self.streams.values() if s["channel"] == channel]
 
     # -- views on what was received ---------------------------------------------------------
 

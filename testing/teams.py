@@ -54,13 +54,28 @@ class FakeConnector(Recorder):
 
     async def _activity(self, request: web.Request) -> web.Response:
         body = await request.json()
+        reply = {"id": f"reply-{next(self._ids)}"}
         await self._record(
             Call(
                 request.method + " " + request.match_info.get("aid", ""),
                 {"conversation": request.match_info["cid"], "activity": body},
+                result=reply,
             )
         )
-        return web.json_response({"id": f"reply-{next(self._ids)}"})
+        return web.json_response(reply)
+
+    def activities(self, conversation: str) -> list[Call]:
+        """Every activity sent into ``conversation`` (typing ones too), with the id it got."""
+        return [
+            c for c in self.calls if "activity" in c.args and c.args["conversation"] == conversation
+        ]
+
+    @staticmethod
+    def stream_info(activity: dict) -> dict | None:
+        """An activity's ``streaminfo`` entity (Teams' streaming protocol), if it has one."""
+        return next(
+            (e for e in activity.get("entities") or [] if e.get("type") == "streaminfo"), None
+        )
 
     async def _create_conversation(self, request: web.Request) -> web.Response:
         """``POST /v3/conversations``: a new (1:1) conversation; its id is returned."""

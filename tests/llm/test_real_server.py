@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from types import SimpleNamespace
 from typing import get_args
 
@@ -271,3 +272,48 @@ def test_the_tool_step_parses_or_falls_back_and_the_turn_ends_valid(handbook_dep
     assert_valid_answer(answer)
     if answer.status == "needs_confirmation":  # a model's create_ticket only proposes one
         assert answer.pending_action is not None and answer.pending_action.user_id == "dave"
+
+
+# ---------------------------------------------------------------- the answer, streamed
+
+
+def test_the_answer_streams_its_draft_from_the_real_server(handbook_deps, proxy):
+    """The draft comes from the server's SSE chunks as it writes them: text deltas, the first
+    before the reply ends, together the plain text of the sentences (shape only: the base model's
+    words are noise)."""
+    reasoner = LLMReasoner(*build_llms(settings(proxy)))
+    passages = some_passages(handbook_deps)
+    q = QUESTION[1]
+    deltas: list[tuple[float, str]] = []
+
+    async def draft(delta: str) -> None:
+        deltas.append((time.perf_counter(), delta))
+
+    async def answer() -> Draft | UnusableReply:
+        try:
+            return await reasoner.answer(q, [q], passages, [], draft=draft)
+        except UnusableReply as e:  # a reply cut at max_tokens: the draft streamed all the same
+            return e
+
+    t0 = time.perf_counter()
+    got = asyncio.run(answer())
+    done = time.perf_counter()
+
+    [exchange] = [e for e in proxy.exchanges if e.step == "answer"]
+    assert exchange.stream
+    if isinstance(got, UnusableReply):
+        assert exchange.cut, got
+    else:
+        assert isinstance(got, Draft)
+        assert all(0 <= i < len(passages) for s in got.sentences for i in s.sources)
+    assert all(isinstance(d, str) and d for _, d in deltas)
+    if deltas:
+        text = "".join(d for _, d in deltas)
+        assert not re.search(r"\[\d+\]", text)  # markers never shown
+        assert deltas[0][0] < done
+        print(
+            f"\nanswer step: first delta after {deltas[0][0] - t0:.2f} s, reply done after "
+            f"{done - t0:.2f} s ({len(deltas)} deltas)"
+        )
+    else:  # no sentence text at all: the grammar let the model write only the other fields
+        assert not isinstance(got, Draft) or not any(s.text for s in got.sentences)

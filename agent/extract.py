@@ -45,6 +45,9 @@ from agent.values import (
 from ingest.languages import CJK, fold_versions, tokenize
 
 MAX_UNITS = 3
+# a unit scored near the best joins it when it says question terms the best does not, of at
+# least this share of the question's weight
+ADDS_AT = 0.12
 MAX_LIST = 6  # a list a sentence introduces is given whole up to this many items
 EXAMPLE_COST = 0.25  # what a unit among worked examples loses against the rule it illustrates
 RESCORED = 16  # candidates re-scored by meaning with a sentence embedder
@@ -586,7 +589,7 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         ):
             continue  # the value asked about chose the row: its neighbours are rules for other values
         new = {t for t in extract.weights if t in s.tokens and t not in covered}
-        if new and sum(extract.weights[t] for t in new) >= 0.15 * sum(extract.weights.values()):
+        if new and sum(extract.weights[t] for t in new) >= ADDS_AT * sum(extract.weights.values()):
             chosen.append(s)
             covered |= s.tokens
     return chosen

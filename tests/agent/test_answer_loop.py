@@ -174,15 +174,17 @@ def test_golden_set_floors(handbook_deps):
     print(report.failures())
     assert m["recall@5"] >= 0.93
     assert m["mrr@10"] >= 0.88
-    assert m["citation_accuracy"] >= 0.92  # 0.953 measured
+    # the floors: citation accuracy ≥ 0.90, refusal accuracy ≥ 0.85, over-refusal
+    # ≤ 0.08, key facts ≥ 0.85
+    assert m["citation_accuracy"] >= 0.92  # 0.967 measured
     assert m["refusal_accuracy"] >= 0.89  # 0.926
-    assert m["over_refusal"] <= 0.11  # 0.083
-    assert m["key_fact_coverage"] >= 0.79  # 0.826
+    assert m["over_refusal"] <= 0.08  # 0.069
+    assert m["key_fact_coverage"] >= 0.85  # 0.875
     full = asyncio.run(run_eval(build_assistant(handbook_deps), golden, lookup)).metrics
-    assert full["citation_accuracy"] >= 0.88  # 0.906
+    assert full["citation_accuracy"] >= 0.90  # 0.913
     assert full["refusal_accuracy"] >= 0.92  # 0.952
-    assert full["over_refusal"] <= 0.11  # 0.087
-    assert full["key_fact_coverage"] >= 0.77  # 0.803
+    assert full["over_refusal"] <= 0.08  # 0.075
+    assert full["key_fact_coverage"] >= 0.83  # 0.848
 
 
 def test_a_channel_of_employees_and_contractors_gets_each_rule_labelled(assistant):

@@ -14,13 +14,8 @@ from bot.cli import main as cli_main
 from ingest.errors import ConfigError
 from ingest.settings import GraphSettings
 from ingest.sources.connector import ConnectorEnv, SourceUnavailable
-from ingest.sources.sharepoint import (
-    CLIENT_VAR,
-    SECRET_VAR,
-    TENANT_VAR,
-    GraphAuthError,
-    SharePointConnector,
-)
+from ingest.sources.graph_client import CLIENT_VAR, SECRET_VAR, TENANT_VAR, GraphAuthError
+from ingest.sources.sharepoint import SharePointConnector
 from ingest.sources.state import SyncState
 from ingest.sources.sync import IndexSink, sync
 from testing.graph import (

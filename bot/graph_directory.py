@@ -160,7 +160,8 @@ class GraphDirectory:
         )
         found = [u for u in (body or {}).get("value") or [] if isinstance(u, dict)]
         exact = [u for u in found if str(u.get("mail") or "").lower() == email.lower()]
-        return (exact or found or [None])[0]
+        chosen = exact or found
+        return chosen[0] if chosen else None
 
     def _groups(self, object_id: str) -> list[str]:
         url: str | None = (

@@ -47,6 +47,7 @@ import re
 import threading
 import time
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -311,7 +312,7 @@ class LoopbackGraph(LoopbackServer):
             self.users[found.id] = found
         return found
 
-    def group(self, name: str, members: list[FakeUser | FakeGroup] = ()) -> FakeGroup:  # type: ignore[assignment]
+    def group(self, name: str, members: Sequence[FakeUser | FakeGroup] = ()) -> FakeGroup:
         """A security group; its members are users or other groups (nesting)."""
         n = next(self._ids)
         found = FakeGroup(f"{n:08d}-9999-4000-8000-000000000000", name, [m.id for m in members])

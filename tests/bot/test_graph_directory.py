@@ -5,19 +5,30 @@ from __future__ import annotations
 
 import time
 import uuid
+from types import SimpleNamespace
+from urllib.parse import urlsplit
 
 import pytest
 import redis
+from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
+from agent.traces import SqliteTraceStore
+from bot.admin_access import AdminAccess
+from bot.app import build_deps
 from bot.directory import DirectoryUnavailable
 from bot.directory_cache import CachedDirectory
 from bot.graph_directory import GraphDirectory, GraphDirectoryClient
+from bot.links import LinkSigner
+from bot.server import build_app
 from bot.settings import DirectorySettings, ScimSettings, Settings
+from bot.state import ConversationState
 from ingest.errors import ConfigError
 from ingest.settings import GraphSettings
 from ingest.sources.graph_client import CLIENT_VAR, SECRET_VAR, TENANT_VAR
+from testing.admin_data import Library
 from testing.graph import LoopbackGraph
+from tests.bot.test_admin import make_settings
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -205,6 +216,12 @@ def test_graph_chosen_without_credentials_names_the_variables():
         )
 
 
+def test_serve_stops_on_a_graph_directory_without_credentials(tmp_path):
+    deps = build_deps(Settings(data_dir=tmp_path, directory=DirectorySettings(source="graph")))
+    with pytest.raises(ConfigError, match=f"set {TENANT_VAR}, {CLIENT_VAR} and {SECRET_VAR}"):
+        _ = deps.directory
+
+
 def test_the_source_follows_the_settings():
     scim = ScimSettings(token=SecretStr("t" * 32))
     assert Settings().directory_source == "file"
@@ -293,3 +310,45 @@ def test_without_redis_every_lookup_goes_to_graph(graph, prefix):
     assert cache.find(mia.id) is not None
     assert cache.find(mia.id) is not None
     assert graph.count("user") == 2  # uncached, but answered
+
+
+# --- the admin page asks the same directory ------------------------------------------------------
+
+
+async def test_the_admin_page_says_when_the_directory_cannot_be_asked(graph, tmp_path):
+    sam = graph.user("sam@acme.example", "Sam Admin")
+    it = graph.group("IT admins", [sam])
+    people = directory(graph, group_names={it.id: ("admins",)})
+    settings = make_settings(tmp_path)
+    state = ConversationState.from_settings(settings.redis)
+    app = build_app(
+        settings,
+        SimpleNamespace(directory=people),  # type: ignore[arg-type]
+        Library(),
+        state,
+        SqliteTraceStore(tmp_path / "traces.sqlite"),
+    )
+    client = TestClient(TestServer(app))
+    await client.start_server()
+    access = AdminAccess(
+        key=LinkSigner.from_settings(settings).derive("admin"),
+        public_url="http://127.0.0.1:3999",
+        directory=people,
+        admin_groups=settings.admin_groups,
+        redis=state.client,
+        redis_prefix=settings.redis.key_prefix,
+    )
+    try:
+        token = urlsplit(access.link("sam@acme.example")).query.split("t=", 1)[1]
+        r = await client.post("/admin/signin", data={"t": token}, allow_redirects=False)
+        assert r.status == 303, await r.text()
+        r = await client.get("/admin", allow_redirects=False)
+        assert r.status == 200 and "Overview" in await r.text()
+        graph.close()  # every page checks admin rights again: now nobody can say
+        r = await client.get("/admin", allow_redirects=False)
+        text = await r.text()
+        assert r.status == 503 and "company directory is not answering" in text
+        assert "Overview</a>" not in text
+    finally:
+        await client.close()
+        await state.close()

@@ -83,12 +83,14 @@ class Deps:
             from bot.state import redis_pool_kwargs
 
             pool = redis.BlockingConnectionPool.from_url(s.redis.url, **redis_pool_kwargs(s.redis))
+            graph = GraphDirectory.from_settings(s.graph, s.directory.group_names)
             return CachedDirectory(
-                GraphDirectory.from_settings(s.graph, s.directory.group_names),
+                graph,
                 redis.Redis(connection_pool=pool),
                 prefix=s.redis.key_prefix,
                 ttl_s=s.directory.cache_ttl_s,
                 negative_ttl_s=s.directory.negative_ttl_s,
+                worth=graph.asks_about,
             )
         return FileDirectory.load(s.directory_file)
 

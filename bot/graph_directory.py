@@ -92,15 +92,19 @@ class GraphDirectory:
         )
         return cls(client, load_group_names(group_names) if group_names else {})
 
+    @staticmethod
+    def asks_about(key: str) -> bool:
+        """Whether ``key`` is one Entra ID can have (an object id or an address); any other
+        (a Slack user id, a demo name) is answered None at once, with no request."""
+        key = key.strip()
+        return bool(_OBJECT_ID.match(key)) or "@" in key
+
     def find(self, key: str) -> Person | None:
         key = key.strip()
+        if not self.asks_about(key):
+            return None
         try:
-            if _OBJECT_ID.match(key):
-                user = self._user(key)
-            elif "@" in key:
-                user = self._by_email(key)
-            else:
-                return None  # a Slack user id or a demo name: not a key Entra ID has
+            user = self._user(key) if _OBJECT_ID.match(key) else self._by_email(key)
             if user is None or not _member(user):
                 return None
             groups = self._groups(str(user["id"]))

@@ -3,6 +3,7 @@ Microsoft Graph (``testing/graph.py``), and the Redis cache in front of it (real
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from types import SimpleNamespace
@@ -16,6 +17,7 @@ from pydantic import SecretStr
 from agent.traces import SqliteTraceStore
 from bot.admin_access import AdminAccess
 from bot.app import build_deps
+from bot.conversation import Conversation, Member
 from bot.directory import DirectoryUnavailable
 from bot.directory_cache import CachedDirectory
 from bot.graph_directory import GraphDirectory, GraphDirectoryClient
@@ -304,6 +306,16 @@ def test_addresses_stay_out_of_redis_key_names(graph, prefix):
     assert len(keys) == 1 and "lee" not in keys[0]
 
 
+def test_keys_graph_cannot_have_skip_redis_too(graph, prefix):
+    found = directory(graph)
+    cache = cached(found, prefix, worth=found.asks_about)
+    assert cache.find("U0ALICE01") is None
+    client = redis.Redis.from_url(REDIS_URL)
+    assert list(client.scan_iter(match=prefix + "*")) == []
+    client.close()
+    assert graph.requests == []
+
+
 def test_without_redis_every_lookup_goes_to_graph(graph, prefix):
     mia = graph.user("mia@acme.example")
     cache = cached(directory(graph), prefix, url="redis://127.0.0.1:1/0")  # nothing listens
@@ -352,3 +364,35 @@ async def test_the_admin_page_says_when_the_directory_cannot_be_asked(graph, tmp
     finally:
         await client.close()
         await state.close()
+
+
+# --- lookups off the event loop -------------------------------------------------------------------
+
+
+async def test_a_slow_graph_lookup_does_not_hold_up_the_event_loop(graph):
+    """While the asker waits on Graph, other work on the loop (other people's turns) goes on."""
+    nora = graph.user("nora@acme.example")
+    graph.latency_s = 0.3  # two GETs: the user, then their groups
+    chat = Conversation(
+        None,  # type: ignore[arg-type]  # who asks is all this test looks at
+        None,  # type: ignore[arg-type]
+        directory(graph),
+        None,  # type: ignore[arg-type]
+        platform="slack",
+        private_chat="direct message",
+    )
+    ticks = 0
+
+    async def heartbeat() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.02)
+            ticks += 1
+
+    beating = asyncio.create_task(heartbeat())
+    try:
+        person = await chat.person(Member((nora.id,)))
+    finally:
+        beating.cancel()
+    assert person is not None and person.teams_id == nora.id
+    assert ticks >= 10  # ~30 in 0.6 s; a lookup on the loop itself would allow none

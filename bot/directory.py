@@ -16,7 +16,7 @@ from typing import Protocol
 
 import yaml
 
-from ingest.errors import ConfigError
+from ingest.errors import ConfigError, FootnoteError
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Person:
         return (*self.groups, *mine)
 
 
-class DirectoryUnavailable(Exception):
+class DirectoryUnavailable(FootnoteError):
     """The directory could not be asked (unreachable, throttled past the retries, refusing the
     app's credentials): nobody is known, so nobody may read anything until it answers again. The
     message says what failed and, for a configuration fault, what to set."""

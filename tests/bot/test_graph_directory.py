@@ -17,13 +17,14 @@ from pydantic import SecretStr
 from agent.traces import SqliteTraceStore
 from bot.admin_access import AdminAccess
 from bot.app import build_deps
+from bot.cli import person_for
 from bot.conversation import Conversation, Member
 from bot.directory import DirectoryUnavailable
 from bot.directory_cache import CachedDirectory
 from bot.graph_directory import GraphDirectory, GraphDirectoryClient
 from bot.links import LinkSigner
 from bot.server import build_app
-from bot.settings import DirectorySettings, ScimSettings, Settings
+from bot.settings import DirectorySettings, RedisSettings, ScimSettings, Settings
 from bot.state import ConversationState
 from ingest.errors import ConfigError
 from ingest.settings import GraphSettings
@@ -222,6 +223,33 @@ def test_serve_stops_on_a_graph_directory_without_credentials(tmp_path):
     deps = build_deps(Settings(data_dir=tmp_path, directory=DirectorySettings(source="graph")))
     with pytest.raises(ConfigError, match=f"set {TENANT_VAR}, {CLIENT_VAR} and {SECRET_VAR}"):
         _ = deps.directory
+
+
+def test_the_cli_acts_as_someone_entra_id_knows_and_assumes_nobody(graph, tmp_path, prefix):
+    olga = graph.user("olga@acme.example", "Olga Berg")
+    deps = build_deps(
+        Settings(
+            data_dir=tmp_path,
+            directory=DirectorySettings(source="graph"),
+            redis=RedisSettings(key_prefix=prefix),
+            graph=GraphSettings(
+                tenant_id=graph.tenant,
+                client_id=graph.client_id,
+                client_secret=SecretStr(graph.client_secret),
+                authority=graph.url,
+                url=f"{graph.url}/v1.0",
+            ),
+        )
+    )
+    try:
+        with pytest.raises(ConfigError, match="say who is asking.*Microsoft Entra ID"):
+            person_for(SimpleNamespace(user=None), deps)  # not the demo's alice
+        with pytest.raises(ConfigError, match="unknown user 'alice'.*Microsoft Entra ID"):
+            person_for(SimpleNamespace(user="alice"), deps)
+        found = person_for(SimpleNamespace(user="olga@acme.example"), deps, announce=False)
+        assert found.teams_id == olga.id
+    finally:
+        deps.close()
 
 
 def test_the_source_follows_the_settings():

@@ -66,7 +66,7 @@ def main() -> None:
     cache = CachedDirectory(GraphDirectory(client), redis.Redis.from_url(REDIS_URL), prefix=prefix)
     keys = [p.mail for p in people]
     try:
-        client._bearer()  # the token once, outside the figures
+        client.token()  # the token once, outside the figures
         before = len(graph.requests)
         cold = timed(cache.find, keys)
         per_cold = (len(graph.requests) - before) / len(keys)

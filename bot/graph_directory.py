@@ -132,11 +132,11 @@ class GraphDirectory:
     ) -> dict[str, Any] | None:
         if params:  # %20 for spaces, %2B for a '+' in an address: never '+' for a space
             url += "?" + urlencode(params, quote_via=quote, safe="$,")
-        response = self.graph._send(url, what, headers)
+        response = self.graph.send(url, what, headers)
         if response.status_code == 404:
             return None
         if response.status_code != 200:
-            self.graph._fail(response, what)
+            self.graph.fail(response, what)
         try:
             body = response.json()
         except ValueError as exc:
@@ -147,7 +147,7 @@ class GraphDirectory:
 
     def _user(self, object_id: str) -> dict[str, Any] | None:
         return self._get(
-            f"{self.graph._graph}/users/{quote(object_id)}",
+            f"{self.graph.base}/users/{quote(object_id)}",
             f"the user {object_id}",
             {"$select": USER_FIELDS},
         )
@@ -155,7 +155,7 @@ class GraphDirectory:
     def _by_email(self, email: str) -> dict[str, Any] | None:
         literal = "'" + email.replace("'", "''") + "'"
         body = self._get(
-            f"{self.graph._graph}/users",
+            f"{self.graph.base}/users",
             "a user by e-mail",
             {
                 "$filter": f"mail eq {literal} or userPrincipalName eq {literal}",
@@ -169,7 +169,7 @@ class GraphDirectory:
 
     def _groups(self, object_id: str) -> list[str]:
         url: str | None = (
-            f"{self.graph._graph}/users/{quote(object_id)}/transitiveMemberOf/microsoft.graph.group"
+            f"{self.graph.base}/users/{quote(object_id)}/transitiveMemberOf/microsoft.graph.group"
         )
         params: dict[str, str] | None = {
             "$select": "id,displayName",
@@ -185,7 +185,7 @@ class GraphDirectory:
             ids += [str(g["id"]) for g in page.get("value") or [] if g.get("id")]
             url, params = page.get("@odata.nextLink"), None
             if url:
-                self.graph._same_host(str(url))
+                self.graph.same_host(str(url))
         return sorted(set(ids))
 
 

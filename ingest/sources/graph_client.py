@@ -61,24 +61,25 @@ class GraphClient:
     needs: ClassVar[str] = "the app registration lacks a Microsoft Graph permission"
 
     @property
-    def _graph(self) -> str:
+    def base(self) -> str:
+        """Graph's base URL, ``…/v1.0``, without a trailing slash."""
         return self.graph_url.rstrip("/")
 
-    def _same_host(self, url: str) -> str:
+    def same_host(self, url: str) -> str:
         """Links Graph hands back (next, delta, resync) get the bearer token: only its own."""
-        a, b = urlsplit(url), urlsplit(self._graph)
+        a, b = urlsplit(url), urlsplit(self.base)
         if (a.scheme, a.netloc.lower()) != (b.scheme, b.netloc.lower()):
             raise SourceUnavailable(f"Graph handed back a link to another host: {a.netloc}")
         return url
 
-    def _send(
+    def send(
         self, url: str, what: str, extra: Mapping[str, str], follow: bool = False
     ) -> httpx.Response:
         """One GET with the app's token, retried on 429 / 503 after Retry-After (bounded) and on
         a dropped connection; a token Graph calls invalid is replaced once."""
         attempt, refreshed = 0, False
         while True:
-            headers = {"Authorization": f"Bearer {self._bearer()}", "Accept": "application/json"}
+            headers = {"Authorization": f"Bearer {self.token()}", "Accept": "application/json"}
             self._count()
             try:
                 response = self.client.get(
@@ -105,7 +106,8 @@ class GraphClient:
                 continue
             return response
 
-    def _fail(self, response: httpx.Response, what: str) -> NoReturn:
+    def fail(self, response: httpx.Response, what: str) -> NoReturn:
+        """Raise for an answer that is not what ``what`` needed, naming the fix where there is one."""
         status = response.status_code
         if status == 401:
             raise GraphAuthError(
@@ -123,7 +125,8 @@ class GraphClient:
         with self._lock:
             self.requests += 1
 
-    def _bearer(self) -> str:
+    def token(self) -> str:
+        """The app-only access token: the one held until a minute before it expires, else a new one."""
         with self._lock:  # one token request, however many files are being fetched
             if self._token and self.clock() < self._token_until:
                 return self._token
@@ -131,7 +134,7 @@ class GraphClient:
 
     def _new_token(self) -> str:
         url = f"{self.authority.rstrip('/')}/{quote(self.tenant_id)}/oauth2/v2.0/token"
-        graph = urlsplit(self._graph)
+        graph = urlsplit(self.base)
         form = {
             "client_id": self.client_id,
             "client_secret": self.client_secret.get_secret_value(),

@@ -258,7 +258,7 @@ class SharePointConnector(GraphClient):
                     "that did not change)"
                 )
                 url, full = expired.location or self._delta_url(drive.id), True
-                self._same_host(url)
+                self.same_host(url)
                 links[drive.id] = {**links[drive.id], "link": url, "full": True}
                 seen.clear()
                 removed.clear()
@@ -288,7 +288,7 @@ class SharePointConnector(GraphClient):
                     batch = Batch(cursor="")
             nxt = page.get("@odata.nextLink")
             if nxt:
-                url = self._same_host(str(nxt))
+                url = self.same_host(str(nxt))
                 continue
             delta = page.get("@odata.deltaLink")
             if not delta:
@@ -304,7 +304,7 @@ class SharePointConnector(GraphClient):
         else:  # only what changed was listed: the rest is as it was
             batch.unchanged += sorted(mine - seen - removed)
         listed = self.wall() if full else links[drive.id].get("listed", 0)
-        links[drive.id] = {"link": self._same_host(str(delta)), "full": False, "listed": listed}
+        links[drive.id] = {"link": self.same_host(str(delta)), "full": False, "listed": listed}
         batch.cursor = mark()
         yield batch
 
@@ -319,7 +319,7 @@ class SharePointConnector(GraphClient):
                 drive_id, item_id = key.split("/", 1)
                 try:
                     item = self._json(
-                        f"{self._graph}/drives/{quote(drive_id)}/items/{quote(item_id)}",
+                        f"{self.base}/drives/{quote(drive_id)}/items/{quote(item_id)}",
                         f"file {item_id}",
                         missing_ok=True,
                     )
@@ -426,9 +426,7 @@ class SharePointConnector(GraphClient):
     # --- permissions -----------------------------------------------------------------------
 
     def _principals(self, drive_id: str, item_id: str, name: str) -> list[str]:
-        url: str | None = (
-            f"{self._graph}/drives/{quote(drive_id)}/items/{quote(item_id)}/permissions"
-        )
+        url: str | None = f"{self.base}/drives/{quote(drive_id)}/items/{quote(item_id)}/permissions"
         found: set[str] = set()
         while url:
             page = self._json(url, f"the permissions of {name or item_id}")
@@ -436,7 +434,7 @@ class SharePointConnector(GraphClient):
                 found |= self._granted(perm, name or item_id)
             url = page.get("@odata.nextLink")
             if url:
-                self._same_host(url)
+                self.same_host(url)
         return sorted(found)
 
     def _granted(self, perm: Mapping[str, Any], where: str) -> set[str]:
@@ -496,7 +494,7 @@ class SharePointConnector(GraphClient):
     def _drives(self) -> list[Drive]:
         if self.drive_id:
             found = self._json(
-                f"{self._graph}/drives/{quote(self.drive_id)}",
+                f"{self.base}/drives/{quote(self.drive_id)}",
                 f"drive {self.drive_id}",
                 missing_ok=True,
             )
@@ -509,11 +507,11 @@ class SharePointConnector(GraphClient):
         path = parts.path.rstrip("/")
         where = f"/sites/{parts.hostname}:{path}" if path else f"/sites/{parts.hostname}"
         site = self._json(
-            self._graph + quote(where, safe="/:"), f"the site {self.site}", missing_ok=True
+            self.base + quote(where, safe="/:"), f"the site {self.site}", missing_ok=True
         )
         if not site:
             raise ConfigError(f"Graph finds no site at {self.site}: check --site; {NEEDS}")
-        url: str | None = f"{self._graph}/sites/{quote(str(site['id']), safe=',')}/drives"
+        url: str | None = f"{self.base}/sites/{quote(str(site['id']), safe=',')}/drives"
         drives: list[Drive] = []
         while url:
             page = self._json(url, f"the libraries of {self.site}")
@@ -524,7 +522,7 @@ class SharePointConnector(GraphClient):
             ]
             url = page.get("@odata.nextLink")
             if url:
-                self._same_host(url)
+                self.same_host(url)
         if self.drive:
             picked = [d for d in drives if d.name == self.drive]
             if not picked:
@@ -538,12 +536,12 @@ class SharePointConnector(GraphClient):
     # --- HTTP ------------------------------------------------------------------------------
 
     def _delta_url(self, drive_id: str) -> str:
-        return f"{self._graph}/drives/{quote(drive_id)}/root/delta"
+        return f"{self.base}/drives/{quote(drive_id)}/root/delta"
 
     def _json(
         self, url: str, what: str, delta: bool = False, missing_ok: bool = False
     ) -> dict[str, Any]:
-        response = self._send(url, what, {"Prefer": PREFER} if delta else {})
+        response = self.send(url, what, {"Prefer": PREFER} if delta else {})
         if response.status_code == 200:
             try:
                 data = response.json()
@@ -556,16 +554,16 @@ class SharePointConnector(GraphClient):
             raise DeltaExpired(str(response.url.join(location)) if location else None)
         if response.status_code == 404 and missing_ok:
             return {}
-        self._fail(response, what)
+        self.fail(response, what)
 
     def _download(self, drive_id: str, item_id: str, name: str) -> bytes:
         """The file's bytes: Graph redirects to a short-lived download URL, which needs no token
         (httpx drops it on a redirect to another host)."""
-        url = f"{self._graph}/drives/{quote(drive_id)}/items/{quote(item_id)}/content"
-        response = self._send(url, f"the content of {name or item_id}", {}, follow=True)
+        url = f"{self.base}/drives/{quote(drive_id)}/items/{quote(item_id)}/content"
+        response = self.send(url, f"the content of {name or item_id}", {}, follow=True)
         if response.status_code == 200:
             return response.content
-        self._fail(response, f"the content of {name or item_id}")
+        self.fail(response, f"the content of {name or item_id}")
 
     def _warn(self, message: str) -> None:
         with self._lock:

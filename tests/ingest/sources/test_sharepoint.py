@@ -400,7 +400,7 @@ def test_an_unknown_site_says_so_and_a_link_off_graph_is_refused(graph, site, do
         sync("sp", sqlite, conn, MemorySink())
     conn = sharepoint(graph, site)
     with pytest.raises(SourceUnavailable, match="another host"):
-        conn._same_host("https://evil.example/v1.0/drives/x/root/delta")
+        conn.same_host("https://evil.example/v1.0/drives/x/root/delta")
 
 
 def test_requests_made_for_a_first_sync_a_quiet_one_and_two_edits(graph, site, docs, sqlite):

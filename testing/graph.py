@@ -349,8 +349,8 @@ class LoopbackGraph(LoopbackServer):
         return sum(1 for m, p, _, _ in self.requests if p.endswith(f"/items/{item_id}/content"))
 
     def count(self, kind: str) -> int:
-        """Requests of one kind: token, site, drives, delta, item, permissions, content or
-        download."""
+        """Requests of one kind: token, site, drives, delta, item, permissions, content,
+        download; for the directory, user (by id), users (by filter) or memberOf."""
         return sum(1 for m, p, _, _ in self.requests if _kind(m, p) == kind)
 
     # --- internals -------------------------------------------------------------------------

@@ -333,7 +333,14 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
 
     def guarded(handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def wrapper(request: web.Request) -> web.Response:
-            session = access.session(request.cookies.get(SESSION_COOKIE))
+            session = await asyncio.to_thread(access.session, request.cookies.get(SESSION_COOKIE))
+            if session == "unavailable":
+                return message(
+                    "Directory unavailable",
+                    "The company directory is not answering, so admin rights cannot be checked.",
+                    503,
+                    hint="Try again in a few minutes.",
+                )
             if session == "none":
                 return message(
                     "Sign in", "Sign in to see the admin page.", 401, hint=HOW_TO_SIGN_IN
@@ -409,7 +416,8 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
         ),
         "unavailable": (
             "Sign-in unavailable",
-            "Sign-in cannot be checked right now (Redis is not answering).",
+            "Sign-in cannot be checked right now (Redis or the company directory is not "
+            "answering).",
             503,
         ),
     }
@@ -423,7 +431,7 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
         tokens = request.query.getall("t", [])
         if len(tokens) != 1:
             return link_refused("invalid")
-        verdict, person = access.check_link(tokens[0])
+        verdict, person = await asyncio.to_thread(access.check_link, tokens[0])
         if verdict != "ok" or person is None:
             return link_refused(verdict)
         body = (

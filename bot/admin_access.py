@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import secrets
@@ -29,7 +30,7 @@ import jwt
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot.directory import Directory, Person
+from bot.directory import Directory, DirectoryUnavailable, Person
 
 SESSION_COOKIE = "footnote_admin"
 LINK_AUDIENCE = "footnote-admin-link"
@@ -151,7 +152,10 @@ class AdminAccess:
         claims = self._claims(token, LINK_AUDIENCE)
         if isinstance(claims, str):
             return claims, None
-        person = self.admin(claims["sub"])
+        try:
+            person = self.admin(claims["sub"])
+        except DirectoryUnavailable:
+            return "unavailable", None
         return ("ok", person) if person else ("not_admin", None)
 
     async def spend_link(self, token: str) -> tuple[LinkVerdict, str]:
@@ -159,8 +163,11 @@ class AdminAccess:
         claims = self._claims(token, LINK_AUDIENCE)
         if isinstance(claims, str):
             return claims, ""
-        if self.admin(claims["sub"]) is None:
-            return "not_admin", ""
+        try:
+            if await asyncio.to_thread(self.admin, claims["sub"]) is None:
+                return "not_admin", ""
+        except DirectoryUnavailable:
+            return "unavailable", ""
         ttl = max(1, int(claims["exp"] - self.clock()) + LEEWAY_S)
         try:
             fresh = await self.redis.set(self.used_prefix + claims["jti"], "1", nx=True, ex=ttl)
@@ -186,13 +193,18 @@ class AdminAccess:
             algorithm="HS256",
         )
 
-    def session(self, cookie: str | None) -> Session | Literal["none", "not_admin"]:
+    def session(self, cookie: str | None) -> Session | Literal["none", "not_admin", "unavailable"]:
         """The admin a session cookie names, or "none" (no, junk or expired cookie) or
-        "not_admin" (a good cookie for someone the directory no longer puts in an admin group)."""
+        "not_admin" (a good cookie for someone the directory no longer puts in an admin group)
+        or "unavailable" (the directory cannot say). It may wait on the directory: call it off
+        the event loop."""
         claims = self._claims(cookie or "", SESSION_AUDIENCE)
         if isinstance(claims, str):
             return "none"
-        person = self.admin(claims["sub"])
+        try:
+            person = self.admin(claims["sub"])
+        except DirectoryUnavailable:
+            return "unavailable"
         if person is None:
             return "not_admin"
         return Session(person, self.csrf(claims["jti"]), claims["jti"], float(claims["exp"]))

@@ -67,13 +67,32 @@ class Deps:
 
     @cached_property
     def directory(self) -> Directory:
-        """What the identity provider pushed over SCIM when FOOTNOTE_SCIM__TOKEN is set, else the
-        directory file (the demo's)."""
-        if self.settings.scim is not None:
+        """``settings.directory_source``: what the identity provider pushed over SCIM, Microsoft
+        Graph (cached in Redis), or the directory file (the demo's)."""
+        s = self.settings
+        source = s.directory_source
+        if source == "scim":
             from bot.scim import ScimDirectory
 
-            return ScimDirectory.open(self.settings.database, self.settings.data_dir)
-        return FileDirectory.load(self.settings.directory_file)
+            return ScimDirectory.open(s.database, s.data_dir)
+        if source == "graph":
+            import redis
+
+            from bot.directory_cache import CachedDirectory
+            from bot.graph_directory import GraphDirectory
+            from bot.state import redis_pool_kwargs
+
+            pool = redis.BlockingConnectionPool.from_url(s.redis.url, **redis_pool_kwargs(s.redis))
+            graph = GraphDirectory.from_settings(s.graph, s.directory.group_names)
+            return CachedDirectory(
+                graph,
+                redis.Redis(connection_pool=pool),
+                prefix=s.redis.key_prefix,
+                ttl_s=s.directory.cache_ttl_s,
+                negative_ttl_s=s.directory.negative_ttl_s,
+                worth=graph.asks_about,
+            )
+        return FileDirectory.load(s.directory_file)
 
     @cached_property
     def telemetry(self) -> Telemetry:
@@ -109,6 +128,9 @@ class Deps:
             self.index.close()
         if "telemetry" in self.__dict__:
             self.telemetry.close()
+        close = getattr(self.__dict__.get("directory"), "close", None)
+        if close is not None:
+            close()
 
 
 def build_deps(settings: Settings) -> Deps:

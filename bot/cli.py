@@ -281,17 +281,20 @@ def person_for(args, deps, announce: bool = True) -> Person:
     """Who a command acts as, said on stderr. Without ``--user`` that is the demo's user, and
     only while the sample directory is in use: with a company's directory nobody is assumed."""
     directory_file = deps.settings.directory_file
+    source = deps.settings.directory_source
+    where = {
+        "file": f"{directory_file} (FOOTNOTE_DIRECTORY_FILE)",
+        "scim": "what the identity provider pushed over SCIM (their userName or e-mail)",
+        "graph": "Microsoft Entra ID (their e-mail, user principal name or object id)",
+    }[source]
     name = args.user
     if name is None:
-        if Path(directory_file).resolve() != HANDBOOK_DIRECTORY.resolve():
-            raise ConfigError(f"say who is asking: pass --user NAME, a user in {directory_file}")
+        if source != "file" or Path(directory_file).resolve() != HANDBOOK_DIRECTORY.resolve():
+            raise ConfigError(f"say who is asking: pass --user NAME, a user in {where}")
         name = DEMO_USER
     person = deps.directory.find(name)
     if person is None:
-        raise ConfigError(
-            f"unknown user {name!r}; pass --user with someone in {directory_file} "
-            "(FOOTNOTE_DIRECTORY_FILE)"
-        )
+        raise ConfigError(f"unknown user {name!r}; pass --user with someone in {where}")
     if announce:
         stderr.print(plain(f"acting as {who(person)}{other_user_hint(args)}", "dim"))
     return person

@@ -34,7 +34,7 @@ from agent.loop import Progress
 from agent.messages import say
 from agent.turns import Answer, Turn
 from bot.admin_access import ADMIN_LINK, ADMIN_REFUSED, AdminAccess, is_admin_request
-from bot.directory import Directory, Person
+from bot.directory import Directory, DirectoryUnavailable, Person, find_off_loop
 from bot.feedback import (
     REASONS,
     CitedDocument,
@@ -59,6 +59,10 @@ MAX_MEMBERS = 500  # members looked up by profile in a channel; the rest read pu
 STRANGERS_HERE = (
     "I can't answer in this channel: some members are not in the company directory "
     "(guests or people from other organisations). Ask me in a {private_chat}."
+)
+DIRECTORY_UNAVAILABLE = (
+    "I can't reach the company directory right now, so I can't tell which documents you may "
+    "read. Please try again in a few minutes; if it keeps happening, tell your Footnote admin."
 )
 THANKS_FOR_FEEDBACK = "Thanks for the feedback!"
 ONLY_THE_ASKER = "Only {who} can confirm or cancel this ticket."
@@ -226,24 +230,31 @@ class Conversation:
 
     # -- who --------------------------------------------------------------------------------
 
-    def _known(self, keys: tuple[str, ...]) -> Person | None:
+    async def _find(self, key: str) -> Person | None:
+        return await find_off_loop(self.directory, key) if key else None
+
+    async def _known(self, keys: tuple[str, ...]) -> Person | None:
         for key in keys:
-            person = self.directory.find(key) if key else None
+            person = await self._find(key)
             if person is not None:
                 return person
         return None
 
+    def name(self, key: str) -> str:
+        """A display name for a mention in a question's text (a Slack id: the Graph directory
+        answers None without a request); the key itself when the directory does not know."""
+        try:
+            person = self.directory.find(key)
+        except DirectoryUnavailable:
+            person = None
+        return person.name if person else key
+
     async def person(self, member: Member) -> Person | None:
         """The directory entry for a platform user: by any of their ids, else by their e-mail."""
-        person = self._known(member.keys)
+        person = await self._known(member.keys)
         if person is not None or member.profile is None:
             return person
-        email = (await member.profile()).email
-        return self.directory.find(email) if email else None
-
-    def name(self, key: str) -> str:
-        person = self.directory.find(key)
-        return person.name if person else key
+        return await self._find((await member.profile()).email)
 
     async def member_groups(
         self, asker: Person, members: Callable[[], AsyncIterator[Member]]
@@ -255,13 +266,13 @@ class Conversation:
         strangers = lookups = 0
         try:
             async for member in members():
-                person = self._known(member.keys)
+                person = await self._known(member.keys)
                 if person is None and member.profile is not None and lookups < MAX_MEMBERS:
                     lookups += 1
                     profile = await member.profile()
                     if profile.is_bot:
                         continue
-                    person = self.directory.find(profile.email) if profile.email else None
+                    person = await self._find(profile.email)
                 key = person.user_id if person else f"?{member.keys[0] if member.keys else ''}"
                 if key in groups:
                     continue
@@ -293,7 +304,12 @@ class Conversation:
             log.exception("could not tell the %s user something went wrong", self.platform)
 
     async def _ask(self, question: Question, reply: Reply, lang: str) -> None:
-        person = await self.person(question.asker)
+        try:
+            person = await self.person(question.asker)
+        except DirectoryUnavailable as exc:
+            log.warning("%s: the directory cannot be asked: %s", self.platform, exc)
+            await reply.say(DIRECTORY_UNAVAILABLE)
+            return
         if person is None:
             await reply.say(NOT_IN_DIRECTORY)
             return
@@ -378,7 +394,7 @@ class Conversation:
         try:
             person = await self.person(clicker)
             if person is None or (asker_id and person.user_id != asker_id):
-                asker = self.directory.find(asker_id) if asker_id else None
+                asker = await self._find(asker_id)
                 who = asker.name if asker else "the person who asked"
                 await reply.say(ONLY_THE_ASKER.format(who=who))
                 return
@@ -402,11 +418,11 @@ class Conversation:
         """A 👍/👎 (then its reason) on a turn. Only the person who asked may rate it: the turn on
         record says who that was, else the button does (``asker``), as for a ticket."""
         try:
-            person = self._known(clicker.keys)
+            person = await self._known(clicker.keys)
             on_record = await self.records.turn(turn_id) if self.records and turn_id else None
             owner = on_record.user_id if on_record else asker
             if person is None or (owner and person.user_id != owner):
-                known = self.directory.find(owner) if owner else None
+                known = await self._find(owner)
                 who = known.name if known else "the person who asked"
                 await reply.say(ONLY_THE_ASKER_RATES.format(who=who))
                 return

@@ -1,7 +1,14 @@
-"""Who a chat user is and which groups they belong to: a YAML file for the demo, an interface for an IdP."""
+"""Who a chat user is and which groups they belong to: a YAML file for the demo, an interface for an IdP.
+
+Implementations: ``FileDirectory`` (the YAML file), ``bot.scim.ScimDirectory`` (what an identity
+provider pushed), ``bot.graph_directory.GraphDirectory`` (Microsoft Graph, asked per person,
+behind ``bot.directory_cache.CachedDirectory``). ``find`` may block on the network or a database:
+async code calls it through ``find_off_loop``.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,7 +16,7 @@ from typing import Protocol
 
 import yaml
 
-from ingest.errors import ConfigError
+from ingest.errors import ConfigError, FootnoteError
 
 
 @dataclass(frozen=True)
@@ -30,10 +37,23 @@ class Person:
         return (*self.groups, *mine)
 
 
+class DirectoryUnavailable(FootnoteError):
+    """The directory could not be asked (unreachable, throttled past the retries, refusing the
+    app's credentials): nobody is known, so nobody may read anything until it answers again. The
+    message says what failed and, for a configuration fault, what to set."""
+
+
 class Directory(Protocol):
     def find(self, key: str) -> Person | None:
-        """Look a person up by user id, e-mail, Slack id or Teams id."""
+        """Look a person up by user id, e-mail, Slack id or Teams id. None: unknown (or a guest,
+        or disabled); ``DirectoryUnavailable`` when the directory cannot tell."""
         ...
+
+
+async def find_off_loop(directory: Directory, key: str) -> Person | None:
+    """``directory.find`` on a worker thread: a Graph or database lookup must not hold up every
+    other turn on the event loop while it waits."""
+    return await asyncio.to_thread(directory.find, key)
 
 
 def groups_of(directory: Directory) -> Callable[[str], tuple[str, ...]]:

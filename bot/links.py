@@ -33,7 +33,7 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from agent.turns import Citation
-from bot.directory import Directory
+from bot.directory import Directory, DirectoryUnavailable, find_off_loop
 from bot.settings import Settings
 from ingest.chunk import strip_overlap
 from ingest.documents import ChunkPayload
@@ -330,15 +330,24 @@ def docs_route(
         if verdict != "ok":
             return html_page(*REFUSALS[verdict])
         assert not isinstance(params, str)
-        if signin is None:
-            person = directory.find(params[0])
-        else:
-            email = signin.reader(request)
-            if email is None:
-                return await signin.challenge(request)
-            person = directory.find(email)
-            if person is not None and person.email.lower() != email.lower():
-                person = None  # found by another key (a user id that looks like the claim)
+        try:
+            if signin is None:
+                person = await find_off_loop(directory, params[0])
+            else:
+                email = signin.reader(request)
+                if email is None:
+                    return await signin.challenge(request)
+                person = await find_off_loop(directory, email)
+                if person is not None and person.email.lower() != email.lower():
+                    person = None  # found by another key (a user id that looks like the claim)
+        except DirectoryUnavailable as exc:
+            log.warning("/docs: the directory cannot be asked: %s", exc)
+            return html_page(
+                "Try again later",
+                "<h1>The company directory cannot be reached</h1>"
+                "<p>So nobody's access can be checked. Try again in a few minutes.</p>",
+                503,
+            )
         if person is None:
             return html_page("Not allowed", "<h1>You are not in the directory</h1>", 403)
         chunks = await asyncio.to_thread(documents.document, doc_id, list(person.principals))

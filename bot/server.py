@@ -274,8 +274,8 @@ async def serve(
         )
     deps = build_deps(settings)
     await asyncio.to_thread(
-        lambda: (deps.index, deps.embedders, deps.directory)
-    )  # load models before the first question
+        lambda: (deps.directory, deps.index, deps.embedders)
+    )  # the directory first (a missing Graph credential stops here at once), then the models
     pool = redis.BlockingConnectionPool.from_url(
         settings.redis.url, **redis_pool_kwargs(settings.redis)
     )

@@ -26,6 +26,7 @@ from agent.settings import (
     RetrievalSettings,
     TelemetrySettings,
 )
+from ingest.errors import ConfigError
 from ingest.settings import (
     ConfluenceSettings,
     DatabaseSettings,
@@ -81,6 +82,19 @@ class ScimSettings(BaseModel):
                 "print(secrets.token_urlsafe(32))'"
             )
         return token
+
+
+class DirectorySettings(BaseModel):
+    """Where people and their groups come from. ``source`` unset: SCIM when
+    ``FOOTNOTE_SCIM__TOKEN`` is set, else the directory file. ``graph``: Microsoft Entra ID through
+    Graph with the ``FOOTNOTE_GRAPH__*`` app registration (``bot/graph_directory.py``), each
+    person cached in Redis for ``cache_ttl_s`` (``bot/directory_cache.py``)."""
+
+    source: Literal["file", "scim", "graph"] | None = None
+    cache_ttl_s: int = Field(15 * 60, ge=1)  # a group change in Entra ID shows within this
+    negative_ttl_s: int = Field(60, ge=1)  # "nobody by that key" is remembered this long
+    # YAML {Entra ID group object id: name or [names]}: extra names beside the object id
+    group_names: Path | None = None
 
 
 # What a new chat with Footnote offers to ask, in Slack's side panel and Teams' personal chat.
@@ -202,6 +216,7 @@ class Settings(BaseSettings):
 
     data_dir: Path = Path(".footnote")
     directory_file: Path = HANDBOOK_DIRECTORY
+    directory: DirectorySettings = DirectorySettings()
     admin_groups: list[str] = ["admins"]
     qdrant: QdrantSettings = QdrantSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
@@ -227,6 +242,23 @@ class Settings(BaseSettings):
     llm: LLMSettings | None = None
     slack: SlackSettings | None = None
     teams: TeamsSettings | None = None
+
+    @property
+    def directory_source(self) -> Literal["file", "scim", "graph"]:
+        """Which directory answers "who is this": ``FOOTNOTE_DIRECTORY__SOURCE``, else SCIM when
+        its token is set, else the file. SCIM pushes that no one would read are refused."""
+        chosen = self.directory.source or ("scim" if self.scim is not None else "file")
+        if chosen == "scim" and self.scim is None:
+            raise ConfigError(
+                "FOOTNOTE_DIRECTORY__SOURCE=scim needs the token the identity provider sends: "
+                "set FOOTNOTE_SCIM__TOKEN"
+            )
+        if chosen != "scim" and self.scim is not None:
+            raise ConfigError(
+                f"FOOTNOTE_DIRECTORY__SOURCE={chosen} but FOOTNOTE_SCIM__TOKEN is set: what the "
+                "identity provider pushes would never be read; unset one of them"
+            )
+        return chosen
 
     @property
     def index_dir(self) -> Path:

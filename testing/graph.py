@@ -21,6 +21,17 @@ What the SharePoint connector calls, and nothing else:
   has unique permissions, its ancestors', with ``inheritedFrom``), ``…/content`` (``302`` to a
   pre-authenticated ``/download/…?tempauth=…`` URL that takes no bearer token).
 
+And what the bot's directory calls (``bot/graph_directory.py``), from ``user`` and ``group``:
+
+* ``GET /v1.0/users/{id | userPrincipalName}`` (``$select`` honoured), ``404
+  Request_ResourceNotFound`` for someone Entra ID lacks;
+* ``GET /v1.0/users?$filter=mail eq '…' or userPrincipalName eq '…'`` (OData strings, a quote
+  doubled inside one); any other filter is ``400 Request_UnsupportedQuery``;
+* ``GET /v1.0/users/{id}/transitiveMemberOf/microsoft.graph.group``: every group the user is in,
+  directly or through nested groups, ``$top`` a page (``member_page_size`` at most) with an
+  ``@odata.nextLink``. The OData cast needs ``ConsistencyLevel: eventual`` and ``$count=true``, as
+  Graph demands, else ``400 Request_UnsupportedQuery``.
+
 Graph errors are ``{"error": {"code", "message", "innerError"}}``. ``throttle(n, retry_after,
 path=…, status=429)`` answers the next ``n`` requests whose path contains ``path`` with ``429``
 (or ``503``) and ``Retry-After``. ``requests`` records (method, path, query, status);
@@ -32,9 +43,11 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import re
 import threading
 import time
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -87,6 +100,36 @@ def link(scope: str, people: list[dict[str, Any]] | None = None) -> dict[str, An
     return perm
 
 
+# --- the directory: users and groups ------------------------------------------------------------
+
+
+@dataclass
+class FakeUser:
+    id: str  # the Entra ID object id
+    display_name: str
+    mail: str
+    upn: str
+    enabled: bool = True
+    user_type: str = "Member"  # or "Guest"
+
+    def resource(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "displayName": self.display_name,
+            "mail": self.mail or None,
+            "userPrincipalName": self.upn,
+            "accountEnabled": self.enabled,
+            "userType": self.user_type,
+        }
+
+
+@dataclass
+class FakeGroup:
+    id: str
+    display_name: str
+    members: list[str] = field(default_factory=list)  # user or group object ids
+
+
 # --- the drive's contents ------------------------------------------------------------------------
 
 
@@ -137,6 +180,9 @@ class LoopbackGraph(LoopbackServer):
     page_size: int = 200
     sites: dict[str, FakeSite] = field(default_factory=dict)
     drives: dict[str, FakeDrive] = field(default_factory=dict)
+    users: dict[str, FakeUser] = field(default_factory=dict)
+    groups: dict[str, FakeGroup] = field(default_factory=dict)
+    member_page_size: int = 100  # Graph's default page of transitiveMemberOf
     requests: list[tuple[str, str, dict[str, str], int]] = field(default_factory=list)
     seq: int = 0
     oldest_token: int = 0  # delta tokens below this answer 410
@@ -242,6 +288,46 @@ class LoopbackGraph(LoopbackServer):
             for iid in [item_id, *self._descendants(drive, item_id)]:
                 drive.items[iid].deleted, drive.items[iid].seq = True, seq
 
+    def user(
+        self,
+        email: str,
+        name: str = "",
+        *,
+        enabled: bool = True,
+        guest: bool = False,
+        mail: bool = True,
+    ) -> FakeUser:
+        """A user whose UPN is ``email`` (``mail`` False: a mailbox-less account, ``mail`` null)."""
+        n = next(self._ids)
+        upn = email if not guest else email.replace("@", "_") + "#EXT#@acme.onmicrosoft.com"
+        found = FakeUser(
+            f"{n:08d}-aaaa-4000-8000-{zlib.crc32(email.encode()):012d}",
+            name or email.split("@")[0].title(),
+            email if mail else "",
+            upn,
+            enabled,
+            "Guest" if guest else "Member",
+        )
+        with self._lock:
+            self.users[found.id] = found
+        return found
+
+    def group(self, name: str, members: Sequence[FakeUser | FakeGroup] = ()) -> FakeGroup:
+        """A security group; its members are users or other groups (nesting)."""
+        n = next(self._ids)
+        found = FakeGroup(f"{n:08d}-9999-4000-8000-000000000000", name, [m.id for m in members])
+        with self._lock:
+            self.groups[found.id] = found
+        return found
+
+    def add_member(self, group: FakeGroup, member: FakeUser | FakeGroup) -> None:
+        with self._lock:
+            group.members.append(member.id)
+
+    def remove_member(self, group: FakeGroup, member: FakeUser | FakeGroup) -> None:
+        with self._lock:
+            group.members.remove(member.id)
+
     def throttle(
         self, times: int, retry_after: str = "1", path: str | None = None, status: int = 429
     ) -> None:
@@ -263,8 +349,8 @@ class LoopbackGraph(LoopbackServer):
         return sum(1 for m, p, _, _ in self.requests if p.endswith(f"/items/{item_id}/content"))
 
     def count(self, kind: str) -> int:
-        """Requests of one kind: token, site, drives, delta, item, permissions, content or
-        download."""
+        """Requests of one kind: token, site, drives, delta, item, permissions, content,
+        download; for the directory, user (by id), users (by filter) or memberOf."""
         return sum(1 for m, p, _, _ in self.requests if _kind(m, p) == kind)
 
     # --- internals -------------------------------------------------------------------------
@@ -476,6 +562,8 @@ class LoopbackGraph(LoopbackServer):
         if not path.startswith("/v1.0/"):
             return 400, {}, _error("BadRequest", "Invalid version.")
         route = path.removeprefix("/v1.0")
+        if route == "/users" or route.startswith("/users/"):
+            return self._users(route.removeprefix("/users").strip("/"), query, headers)
         if route.startswith("/sites/"):
             return self._sites(route.removeprefix("/sites/"))
         parts = route.strip("/").split("/")
@@ -507,6 +595,92 @@ class LoopbackGraph(LoopbackServer):
                 target = f"{self.url}/download/{drive.id}/{item.id}?tempauth={_tempauth(item)}"
                 return 302, {"Location": target}, b""
         return 400, {}, _error("invalidRequest", "Invalid request.")
+
+    def _users(
+        self, rest: str, query: dict[str, str], headers: Any
+    ) -> tuple[int, dict[str, str], Any]:
+        context = f"{self.url}/v1.0/$metadata#users"
+        if not rest:
+            emails = _filter_emails(query.get("$filter", ""))
+            if emails is None:
+                return 400, {}, _error("Request_UnsupportedQuery", "Unsupported Query.")
+            found = [
+                u.resource()
+                for u in self.users.values()
+                if any(e.lower() in (u.mail.lower(), u.upn.lower()) for e in emails)
+            ]
+            return 200, {}, {"@odata.context": context, "value": _select(found, query)}
+        key, _, relation = rest.partition("/")
+        user = self.users.get(key) or next(
+            (u for u in self.users.values() if u.upn.lower() == key.lower()), None
+        )
+        if user is None:
+            return (
+                404,
+                {},
+                _error(
+                    "Request_ResourceNotFound",
+                    f"Resource '{key}' does not exist or one of its queried reference-property "
+                    "objects are not present.",
+                ),
+            )
+        if not relation:
+            return (
+                200,
+                {},
+                {"@odata.context": context + "/$entity", **_select([user.resource()], query)[0]},
+            )
+        if relation != "transitiveMemberOf/microsoft.graph.group":
+            return (
+                400,
+                {},
+                _error("BadRequest", f"Resource not found for the segment '{relation}'."),
+            )
+        if (
+            str(headers.get("ConsistencyLevel") or "").lower() != "eventual"
+            or query.get("$count") != "true"
+        ):
+            return 400, {}, _error("Request_UnsupportedQuery", "Unsupported Query.")
+        groups = sorted(self._member_of(user.id), key=lambda g: g.id)
+        top = min(int(query.get("$top") or 100), self.member_page_size)
+        start = int(query.get("$skiptoken") or 0)
+        page = groups[start : start + top]
+        body: dict[str, Any] = {
+            "@odata.context": f"{self.url}/v1.0/$metadata#groups",
+            "@odata.count": len(groups),
+            "value": _select(
+                [
+                    {
+                        "@odata.type": "#microsoft.graph.group",
+                        "id": g.id,
+                        "displayName": g.display_name,
+                    }
+                    for g in page
+                ],
+                query,
+                keep=("@odata.type",),
+            ),
+        }
+        if start + top < len(groups):
+            more = {k: v for k, v in query.items() if k != "$skiptoken"}
+            more["$skiptoken"] = str(start + top)
+            body["@odata.nextLink"] = (
+                f"{self.url}/v1.0/users/{user.id}/transitiveMemberOf/microsoft.graph.group?"
+                + urlencode(more)
+            )
+        return 200, {}, body
+
+    def _member_of(self, member: str) -> list[FakeGroup]:
+        """Every group ``member`` is in, directly or through nested groups."""
+        found: dict[str, FakeGroup] = {}
+        todo = [member]
+        while todo:
+            oid = todo.pop()
+            for g in self.groups.values():
+                if oid in g.members and g.id not in found:
+                    found[g.id] = g
+                    todo.append(g.id)
+        return list(found.values())
 
     def _sites(self, rest: str) -> tuple[int, dict[str, str], Any]:
         if rest.endswith("/drives"):
@@ -620,9 +794,41 @@ def _decode(token: str) -> dict[str, Any]:
     return dict(json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))))
 
 
+_FILTER_TERM = re.compile(r"\s*(?:mail|userPrincipalName) eq '((?:[^']|'')*)'\s*(or\b|$)", re.I)
+
+
+def _filter_emails(expression: str) -> list[str] | None:
+    """The addresses in ``mail eq '…' or userPrincipalName eq '…'`` (a quote inside a string is
+    doubled, as OData writes it); None for any other filter."""
+    found, at = [], 0
+    while at < len(expression):
+        match = _FILTER_TERM.match(expression, at)
+        if match is None:
+            return None
+        found.append(match.group(1).replace("''", "'"))
+        at = match.end()
+        if match.group(2) == "" and at < len(expression):
+            return None
+    return found or None
+
+
+def _select(
+    resources: list[dict[str, Any]], query: dict[str, str], keep: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """Only the ``$select``ed properties, as Graph returns them."""
+    wanted = [p.strip() for p in query.get("$select", "").split(",") if p.strip()]
+    if not wanted:
+        return resources
+    return [{k: v for k, v in r.items() if k in wanted or k in keep} for r in resources]
+
+
 def _kind(method: str, path: str) -> str:
     if method == "POST":
         return "token"
+    if path.startswith("/v1.0/users"):
+        if path.endswith("/microsoft.graph.group"):
+            return "memberOf"
+        return "user" if path.count("/") > 2 else "users"
     if path.startswith("/download/"):
         return "download"
     if path.startswith("/v1.0/sites/"):

@@ -42,6 +42,7 @@ import yaml
 from pydantic import SecretStr
 
 from ingest.errors import ConfigError
+from ingest.retry_after import retry_after
 from ingest.sources.connector import (
     EVERYONE,
     USER,
@@ -51,7 +52,6 @@ from ingest.sources.connector import (
     SourceUnavailable,
     principal,
 )
-from ingest.sources.web import retry_after
 
 log = logging.getLogger(__name__)
 

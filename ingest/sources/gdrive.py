@@ -47,6 +47,7 @@ from pydantic import SecretStr
 
 from ingest.errors import ConfigError
 from ingest.parse import MEDIA_TYPES
+from ingest.retry_after import retry_after
 from ingest.settings import GoogleDriveSettings
 from ingest.sources.connector import (
     EVERYONE,
@@ -57,7 +58,6 @@ from ingest.sources.connector import (
     SourceDocument,
     SourceUnavailable,
 )
-from ingest.sources.web import retry_after
 
 log = logging.getLogger(__name__)
 

@@ -29,6 +29,8 @@ for the six kinds of GET and one POST made here.
   download) every file whose version was recorded. Files that failed are kept in the cursor and
   fetched by id at the next sync, since the delta has moved past them.
 
+Sign-in and throttling are ``graph_client.GraphClient``'s, shared with the bot's Graph directory.
+
 Permissions: every permission the item lists (its own and inherited ones, with any role) grants
 reading. People become ``user:<email>`` (their ``email``, else the e-mail in their SharePoint
 login claim); Entra ID groups ``group:<object id>``; SharePoint site groups go through the
@@ -41,21 +43,17 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, NoReturn
+from typing import Any, ClassVar
 from urllib.parse import quote, urlsplit
-
-import httpx
-from pydantic import SecretStr
 
 from ingest.errors import ConfigError
 from ingest.parse import MEDIA_TYPES
-from ingest.sources.confluence import LOOPBACK, load_group_map
+from ingest.sources.confluence import load_group_map
 from ingest.sources.connector import (
     EVERYONE,
     GROUP,
@@ -65,13 +63,16 @@ from ingest.sources.connector import (
     SourceDocument,
     SourceUnavailable,
 )
-from ingest.sources.web import retry_after
+from ingest.sources.graph_client import (
+    CLIENT_VAR,
+    SECRET_VAR,
+    TENANT_VAR,
+    GraphClient,
+    check_urls,
+)
 
 log = logging.getLogger(__name__)
 
-TENANT_VAR = "FOOTNOTE_GRAPH__TENANT_ID"
-CLIENT_VAR = "FOOTNOTE_GRAPH__CLIENT_ID"
-SECRET_VAR = "FOOTNOTE_GRAPH__CLIENT_SECRET"
 # Without deltashowsharingchanges a change of sharing alone never shows up in the delta; Graph
 # requires the other two with it.
 PREFER = "deltashowremovedasdeleted, deltatraversepermissiongaps, deltashowsharingchanges"
@@ -81,10 +82,6 @@ NEEDS = (
 )
 # A file's type by its name, when Graph's mimeType is generic (application/octet-stream).
 SUFFIX_TYPES = {suffix: media for media, suffix in reversed(list(MEDIA_TYPES.items()))}
-
-
-class GraphAuthError(ConfigError):
-    """Entra ID or Graph refused the app's credentials: the fix is in the environment."""
 
 
 class DeltaExpired(Exception):
@@ -102,36 +99,26 @@ class Drive:
 
 
 @dataclass
-class SharePointConnector:
-    tenant_id: str
-    client_id: str
-    client_secret: SecretStr
+class SharePointConnector(GraphClient):
+    """The app-only client (``graph_client.GraphClient``: token, throttling) and what it syncs."""
+
     site: str = ""  # https://acme.sharepoint.com/sites/Support
     drive: str = ""  # one document library of the site, by name; "": every one
     drive_id: str = ""  # one drive by id (a OneDrive, or a library), instead of a site
     group_map: Mapping[str, tuple[str, ...]] = field(
         default_factory=dict
     )  # site group → principals
-    authority: str = "https://login.microsoftonline.com"
-    graph_url: str = "https://graph.microsoft.com/v1.0"
-    client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=30.0))
     batch_size: int = 20  # files written per batch
     max_bytes: int = 50 * 2**20
-    retries: int = 4  # tries after the first, per request, on 429 / 503 / a dropped connection
-    max_wait_s: float = 60.0
-    sleep: Callable[[float], None] = time.sleep
-    clock: Callable[[], float] = time.monotonic  # for the token's lifetime
     wall: Callable[[], float] = time.time  # for the age of the last whole listing
     full_every_days: float = 7.0  # list every file again (not only the delta) this often
     concurrency: int = 4  # files whose permissions and content are fetched at once
-    requests: int = 0
     warnings: list[str] = field(default_factory=list)
     kind: str = "sharepoint"
-    _token: str = ""
-    _token_until: float = 0.0
     _retry: set[str] = field(default_factory=set)  # keys to fetch by id: the delta moved past them
     _written: dict[str, str] = field(default_factory=dict)  # key → version fetched this sync
-    _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    needs: ClassVar[str] = NEEDS
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], env: ConnectorEnv) -> SharePointConnector:
@@ -149,15 +136,7 @@ class SharePointConnector:
                 f"id), {CLIENT_VAR} (the app's client id) and {SECRET_VAR} (a client secret from "
                 "the app's Certificates & secrets)"
             )
-        for name, url in (("AUTHORITY", creds.authority), ("URL", creds.url)):
-            parts = urlsplit(url)
-            if parts.scheme != "https" and not (
-                parts.scheme == "http" and parts.hostname in LOOPBACK
-            ):
-                raise ConfigError(
-                    f"FOOTNOTE_GRAPH__{name} must be an https:// address (the client secret and "
-                    f"tokens travel to it), got {url!r}"
-                )
+        check_urls(creds.authority, creds.url)
         mapping = config.get("group_map") or ""
         return cls(
             tenant_id=creds.tenant_id,
@@ -279,7 +258,7 @@ class SharePointConnector:
                     "that did not change)"
                 )
                 url, full = expired.location or self._delta_url(drive.id), True
-                self._same_host(url)
+                self.same_host(url)
                 links[drive.id] = {**links[drive.id], "link": url, "full": True}
                 seen.clear()
                 removed.clear()
@@ -309,7 +288,7 @@ class SharePointConnector:
                     batch = Batch(cursor="")
             nxt = page.get("@odata.nextLink")
             if nxt:
-                url = self._same_host(str(nxt))
+                url = self.same_host(str(nxt))
                 continue
             delta = page.get("@odata.deltaLink")
             if not delta:
@@ -325,7 +304,7 @@ class SharePointConnector:
         else:  # only what changed was listed: the rest is as it was
             batch.unchanged += sorted(mine - seen - removed)
         listed = self.wall() if full else links[drive.id].get("listed", 0)
-        links[drive.id] = {"link": self._same_host(str(delta)), "full": False, "listed": listed}
+        links[drive.id] = {"link": self.same_host(str(delta)), "full": False, "listed": listed}
         batch.cursor = mark()
         yield batch
 
@@ -340,7 +319,7 @@ class SharePointConnector:
                 drive_id, item_id = key.split("/", 1)
                 try:
                     item = self._json(
-                        f"{self._graph}/drives/{quote(drive_id)}/items/{quote(item_id)}",
+                        f"{self.base}/drives/{quote(drive_id)}/items/{quote(item_id)}",
                         f"file {item_id}",
                         missing_ok=True,
                     )
@@ -447,9 +426,7 @@ class SharePointConnector:
     # --- permissions -----------------------------------------------------------------------
 
     def _principals(self, drive_id: str, item_id: str, name: str) -> list[str]:
-        url: str | None = (
-            f"{self._graph}/drives/{quote(drive_id)}/items/{quote(item_id)}/permissions"
-        )
+        url: str | None = f"{self.base}/drives/{quote(drive_id)}/items/{quote(item_id)}/permissions"
         found: set[str] = set()
         while url:
             page = self._json(url, f"the permissions of {name or item_id}")
@@ -457,7 +434,7 @@ class SharePointConnector:
                 found |= self._granted(perm, name or item_id)
             url = page.get("@odata.nextLink")
             if url:
-                self._same_host(url)
+                self.same_host(url)
         return sorted(found)
 
     def _granted(self, perm: Mapping[str, Any], where: str) -> set[str]:
@@ -517,7 +494,7 @@ class SharePointConnector:
     def _drives(self) -> list[Drive]:
         if self.drive_id:
             found = self._json(
-                f"{self._graph}/drives/{quote(self.drive_id)}",
+                f"{self.base}/drives/{quote(self.drive_id)}",
                 f"drive {self.drive_id}",
                 missing_ok=True,
             )
@@ -530,11 +507,11 @@ class SharePointConnector:
         path = parts.path.rstrip("/")
         where = f"/sites/{parts.hostname}:{path}" if path else f"/sites/{parts.hostname}"
         site = self._json(
-            self._graph + quote(where, safe="/:"), f"the site {self.site}", missing_ok=True
+            self.base + quote(where, safe="/:"), f"the site {self.site}", missing_ok=True
         )
         if not site:
             raise ConfigError(f"Graph finds no site at {self.site}: check --site; {NEEDS}")
-        url: str | None = f"{self._graph}/sites/{quote(str(site['id']), safe=',')}/drives"
+        url: str | None = f"{self.base}/sites/{quote(str(site['id']), safe=',')}/drives"
         drives: list[Drive] = []
         while url:
             page = self._json(url, f"the libraries of {self.site}")
@@ -545,7 +522,7 @@ class SharePointConnector:
             ]
             url = page.get("@odata.nextLink")
             if url:
-                self._same_host(url)
+                self.same_host(url)
         if self.drive:
             picked = [d for d in drives if d.name == self.drive]
             if not picked:
@@ -558,24 +535,13 @@ class SharePointConnector:
 
     # --- HTTP ------------------------------------------------------------------------------
 
-    @property
-    def _graph(self) -> str:
-        return self.graph_url.rstrip("/")
-
     def _delta_url(self, drive_id: str) -> str:
-        return f"{self._graph}/drives/{quote(drive_id)}/root/delta"
-
-    def _same_host(self, url: str) -> str:
-        """Links Graph hands back (next, delta, resync) get the bearer token: only its own."""
-        a, b = urlsplit(url), urlsplit(self._graph)
-        if (a.scheme, a.netloc.lower()) != (b.scheme, b.netloc.lower()):
-            raise SourceUnavailable(f"Graph handed back a link to another host: {a.netloc}")
-        return url
+        return f"{self.base}/drives/{quote(drive_id)}/root/delta"
 
     def _json(
         self, url: str, what: str, delta: bool = False, missing_ok: bool = False
     ) -> dict[str, Any]:
-        response = self._send(url, what, {"Prefer": PREFER} if delta else {})
+        response = self.send(url, what, {"Prefer": PREFER} if delta else {})
         if response.status_code == 200:
             try:
                 data = response.json()
@@ -588,122 +554,16 @@ class SharePointConnector:
             raise DeltaExpired(str(response.url.join(location)) if location else None)
         if response.status_code == 404 and missing_ok:
             return {}
-        self._fail(response, what)
+        self.fail(response, what)
 
     def _download(self, drive_id: str, item_id: str, name: str) -> bytes:
         """The file's bytes: Graph redirects to a short-lived download URL, which needs no token
         (httpx drops it on a redirect to another host)."""
-        url = f"{self._graph}/drives/{quote(drive_id)}/items/{quote(item_id)}/content"
-        response = self._send(url, f"the content of {name or item_id}", {}, follow=True)
+        url = f"{self.base}/drives/{quote(drive_id)}/items/{quote(item_id)}/content"
+        response = self.send(url, f"the content of {name or item_id}", {}, follow=True)
         if response.status_code == 200:
             return response.content
-        self._fail(response, f"the content of {name or item_id}")
-
-    def _send(
-        self, url: str, what: str, extra: Mapping[str, str], follow: bool = False
-    ) -> httpx.Response:
-        """One GET with the app's token, retried on 429 / 503 after Retry-After (bounded) and on
-        a dropped connection; a token Graph calls invalid is replaced once."""
-        attempt, refreshed = 0, False
-        while True:
-            headers = {"Authorization": f"Bearer {self._bearer()}", "Accept": "application/json"}
-            self._count()
-            try:
-                response = self.client.get(
-                    url, headers={**headers, **extra}, follow_redirects=follow
-                )
-            except httpx.TransportError as exc:
-                if attempt >= self.retries:
-                    raise SourceUnavailable(f"cannot reach Graph for {what}: {exc}") from exc
-                self.sleep(min(2.0**attempt, self.max_wait_s))
-                attempt += 1
-                continue
-            if (
-                response.status_code == 401
-                and not refreshed
-                and _code(response) == "InvalidAuthenticationToken"
-            ):
-                self._token, refreshed = "", True  # expired or revoked early: one new token
-                continue
-            if response.status_code in (429, 503) and attempt < self.retries:
-                self.sleep(
-                    retry_after(response.headers.get("retry-after"), attempt, self.max_wait_s)
-                )
-                attempt += 1
-                continue
-            return response
-
-    def _fail(self, response: httpx.Response, what: str) -> NoReturn:
-        status = response.status_code
-        if status == 401:
-            raise GraphAuthError(
-                f"Graph refused the app's token for {what} ({_error(response)}): check "
-                f"{TENANT_VAR}, {CLIENT_VAR} and {SECRET_VAR}"
-            )
-        if status == 403:
-            raise ConfigError(f"Graph refused {what} ({_error(response)}): {NEEDS}")
-        tries = f" after {self.retries + 1} tries" if status in (429, 503) else ""
-        raise SourceUnavailable(
-            f"Graph answered {what} with HTTP {status}{tries}: {_error(response)}"
-        )
-
-    def _count(self) -> None:
-        with self._lock:
-            self.requests += 1
-
-    def _bearer(self) -> str:
-        with self._lock:  # one token request, however many files are being fetched
-            if self._token and self.clock() < self._token_until:
-                return self._token
-            return self._new_token()
-
-    def _new_token(self) -> str:
-        url = f"{self.authority.rstrip('/')}/{quote(self.tenant_id)}/oauth2/v2.0/token"
-        graph = urlsplit(self._graph)
-        form = {
-            "client_id": self.client_id,
-            "client_secret": self.client_secret.get_secret_value(),
-            "grant_type": "client_credentials",
-            "scope": f"{graph.scheme}://{graph.netloc}/.default",
-        }
-        response: httpx.Response | None = None
-        for attempt in range(self.retries + 1):
-            self._count()
-            try:
-                response = self.client.post(url, data=form, headers={"Accept": "application/json"})
-            except httpx.TransportError as exc:
-                if attempt == self.retries:
-                    raise SourceUnavailable(
-                        f"cannot reach {self.authority} for a token: {exc}"
-                    ) from exc
-                self.sleep(min(2.0**attempt, self.max_wait_s))
-                continue
-            if response.status_code not in (429, 503) or attempt == self.retries:
-                break
-            self.sleep(retry_after(response.headers.get("retry-after"), attempt, self.max_wait_s))
-        assert response is not None
-        body: dict[str, Any] = {}
-        try:
-            parsed = response.json()
-            body = parsed if isinstance(parsed, dict) else {}
-        except ValueError:
-            pass
-        if response.status_code == 200 and body.get("access_token"):
-            self._token = str(body["access_token"])
-            lifetime = float(body.get("expires_in") or 0)
-            self._token_until = self.clock() + max(0.0, lifetime - 60)  # a minute's margin
-            return self._token
-        if response.status_code in (400, 401):
-            said = str(body.get("error_description") or "").split("\r\n")[0].split("\n")[0][:200]
-            raise GraphAuthError(
-                "Entra ID refused the app's credentials "
-                f"({body.get('error') or response.status_code}: {said}): check {TENANT_VAR}, "
-                f"{CLIENT_VAR} and {SECRET_VAR} (client secrets expire: make a new one under the "
-                "app's Certificates & secrets)"
-            )
-        raise SourceUnavailable(
-            f"{self.authority} answered a token request with HTTP {response.status_code}"
-        )
+        self.fail(response, f"the content of {name or item_id}")
 
     def _warn(self, message: str) -> None:
         with self._lock:
@@ -745,24 +605,3 @@ def _lost_readers(old: str | None, principals: list[str]) -> bool:
         return False
     before = set(json.loads(old).get("principals") or [])
     return EVERYONE not in principals and bool(before - set(principals))
-
-
-def _code(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return ""
-    error = body.get("error") if isinstance(body, dict) else None
-    return str(error.get("code") or "") if isinstance(error, dict) else ""
-
-
-def _error(response: httpx.Response) -> str:
-    """Graph's ``{"error": {"code", "message"}}``, short; the reason phrase otherwise."""
-    try:
-        body = response.json()
-    except ValueError:
-        return response.reason_phrase
-    error = body.get("error") if isinstance(body, dict) else None
-    if not isinstance(error, dict):
-        return response.reason_phrase
-    return f"{error.get('code') or ''}: {str(error.get('message') or '')[:200]}".strip(": ")

@@ -33,6 +33,7 @@ import httpx
 
 from ingest.errors import ConfigError
 from ingest.parse import MEDIA_TYPES
+from ingest.retry_after import retry_after
 from ingest.sources.connector import (
     Batch,
     ConnectorEnv,
@@ -234,22 +235,6 @@ class WebConnector:
         raise SourceUnavailable(
             f"HTTP {response.status_code} from {url} after {self.retries + 1} tries"
         )
-
-
-def retry_after(value: str | None, attempt: int, cap: float) -> float:
-    """Seconds to wait: Retry-After as seconds or an HTTP date, else exponential backoff."""
-    wait = 2.0**attempt
-    if value:
-        value = value.strip()
-        if value.isdigit():
-            wait = float(value)
-        else:
-            try:
-                when = email.utils.parsedate_to_datetime(value)
-                wait = when.timestamp() - time.time()
-            except (TypeError, ValueError):
-                pass
-    return max(0.0, min(wait, cap))
 
 
 def _iso_date(http_date: str | None) -> str:

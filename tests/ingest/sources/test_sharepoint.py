@@ -14,13 +14,8 @@ from bot.cli import main as cli_main
 from ingest.errors import ConfigError
 from ingest.settings import GraphSettings
 from ingest.sources.connector import ConnectorEnv, SourceUnavailable
-from ingest.sources.sharepoint import (
-    CLIENT_VAR,
-    SECRET_VAR,
-    TENANT_VAR,
-    GraphAuthError,
-    SharePointConnector,
-)
+from ingest.sources.graph_client import CLIENT_VAR, SECRET_VAR, TENANT_VAR, GraphAuthError
+from ingest.sources.sharepoint import SharePointConnector
 from ingest.sources.state import SyncState
 from ingest.sources.sync import IndexSink, sync
 from testing.graph import (
@@ -405,7 +400,7 @@ def test_an_unknown_site_says_so_and_a_link_off_graph_is_refused(graph, site, do
         sync("sp", sqlite, conn, MemorySink())
     conn = sharepoint(graph, site)
     with pytest.raises(SourceUnavailable, match="another host"):
-        conn._same_host("https://evil.example/v1.0/drives/x/root/delta")
+        conn.same_host("https://evil.example/v1.0/drives/x/root/delta")
 
 
 def test_requests_made_for_a_first_sync_a_quiet_one_and_two_edits(graph, site, docs, sqlite):

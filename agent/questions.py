@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from agent.values import OVER, UNDER, Quantity, dates, durations, names_a_month, quantities
-from ingest.languages import detect_lang, tokenize
+from ingest.languages import detect_lang, fold_versions, tokenize
 
 Kind = Literal["number", "date", "duration", "who", "where", "how", "yesno", "any"]
 Dimension = Literal["date", "version", "amount"]
@@ -350,6 +350,7 @@ def required_terms(question: str, lang: str) -> tuple[frozenset[str], frozenset[
             out |= set(tokenize(word, lang))
         return frozenset(t for t in out if len(t) > 1)
 
+    question = fold_versions(question)  # "release 2_3_1" names release 2.3.1
     # "98.7%" and "4.99 EUR" are values, matched as values (agent/values), not identifiers
     valued = [(q.start, q.end) for q in quantities(question, lang) if q.unit]
     identifiers = tokens(

@@ -176,15 +176,15 @@ def test_golden_set_floors(handbook_deps):
     assert m["mrr@10"] >= 0.88
     # the floors: citation accuracy ≥ 0.90, refusal accuracy ≥ 0.85, over-refusal
     # ≤ 0.08, key facts ≥ 0.85
-    assert m["citation_accuracy"] >= 0.92  # 0.967 measured
+    assert m["citation_accuracy"] >= 0.92  # 0.966 measured
     assert m["refusal_accuracy"] >= 0.89  # 0.926
     assert m["over_refusal"] <= 0.08  # 0.069
-    assert m["key_fact_coverage"] >= 0.85  # 0.875
+    assert m["key_fact_coverage"] >= 0.85  # 0.889
     full = asyncio.run(run_eval(build_assistant(handbook_deps), golden, lookup)).metrics
     assert full["citation_accuracy"] >= 0.90  # 0.913
     assert full["refusal_accuracy"] >= 0.92  # 0.952
     assert full["over_refusal"] <= 0.08  # 0.075
-    assert full["key_fact_coverage"] >= 0.83  # 0.848
+    assert full["key_fact_coverage"] >= 0.85  # 0.855
 
 
 def test_a_channel_of_employees_and_contractors_gets_each_rule_labelled(assistant):

@@ -38,6 +38,14 @@ def test_a_percentage_is_a_value_not_an_identifier_but_a_version_is():
     assert identifiers == {"2.3.1"}
 
 
+def test_a_version_written_another_way_is_the_same_identifier():
+    """ "release 2_3_1" named no identifier, so the notes under the 2.3.1 heading earned nothing
+    over a sentence elsewhere that mentions the hotfix."""
+    for spelled in ("2_3_1", "v2.3.1", "V2.3.1"):
+        identifiers, _ = required_terms(f"What did release {spelled} fix?", "en")
+        assert identifiers == {"2.3.1"}, spelled
+
+
 def test_the_part_of_a_period_a_text_speaks_of():
     assert spans("During probation the notice period is 2 weeks.") == [("during", "probation")]
     assert spans("What applies once the probation is over?") == [("after", "probation")]

@@ -1,6 +1,9 @@
 # A handful of verbs. Every one sets up the venv first, so each works on a fresh clone.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# Go's asynchronous preemption off: the chart tests load Helm's Go runtime into the test process,
+# and its preemption signals crash it once the embedders' thread pools run (tests/conftest.py)
+PYTEST := GODEBUG=asyncpreemptoff=1 $(PY) -m pytest
 # requirements-dev.lock is the runtime lock plus tests and lint (same pins). The image installs
 # requirements.lock alone; `make install LOCK=requirements.lock VENV=/tmp/rt` builds that venv here.
 # LOCK may name several locks: LOCK="requirements.lock requirements-postgres.lock".
@@ -34,7 +37,7 @@ $(VENV)/.installed-llm: $(VENV)/.installed $(LLM_LOCK)
 	touch $@
 
 test-llm: $(VENV)/.installed-llm
-	$(PY) -m pytest -q -p no:cacheprovider -m llm tests/llm
+	$(PYTEST) -q -p no:cacheprovider -m llm tests/llm
 
 demo: install
 	$(VENV)/bin/footnote demo
@@ -42,12 +45,12 @@ demo: install
 # The whole suite, models and the browser included (tests/conftest.py says how a test is marked
 # `models`).
 test: install browser
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PYTEST) -q -p no:cacheprovider
 
 # Everything that loads no embedding model and needs no browser: under a minute, for the
 # edit-test loop.
 test-fast: install
-	$(PY) -m pytest -q -p no:cacheprovider -m "not models and not llm and not browser"
+	$(PYTEST) -q -p no:cacheprovider -m "not models and not llm and not browser"
 
 # Debian's chromium and its driver, for the admin page's browser test (tests/browser): installed
 # once per machine through apt (the package mirror works offline); no browser download.
@@ -61,7 +64,7 @@ browser:
 
 # The admin page's screenshots in docs/admin/ (the README shows them), from the browser test.
 screenshots: install browser
-	FOOTNOTE_SCREENSHOTS=docs/admin $(PY) -m pytest -q -p no:cacheprovider -m browser tests/browser
+	FOOTNOTE_SCREENSHOTS=docs/admin $(PYTEST) -q -p no:cacheprovider -m browser tests/browser
 
 lint: install
 	$(VENV)/bin/ruff check .

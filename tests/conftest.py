@@ -19,6 +19,10 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The chart tests render Helm in-process: helm_python loads Go's runtime, whose asynchronous
+# preemption signals crash the whole test process (SIGSEGV) once the embedders' native thread
+# pools are up, depending on test order. Go reads GODEBUG from the environment the process
+# started with, so setting it here is too late: `make test` sets GODEBUG=asyncpreemptoff=1.
 
 ROOT = Path(__file__).resolve().parent.parent
 HANDBOOK = ROOT / "examples" / "handbook"

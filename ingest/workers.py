@@ -13,12 +13,14 @@ it was). The pool starts afresh on the next call.
 
 from __future__ import annotations
 
+import fcntl
 import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,30 +88,56 @@ class NoIndex:
         self._refuse()
 
 
-# The worker process's own ingester, built once by ``_start`` when the process starts: a pool
-# initializer can hand its work functions nothing else.
+# The worker process's own ingester, built once by ``_start`` when the process starts (a pool
+# initializer can hand its work functions nothing else), or why it could not be built.
 _ingester: Ingester | None = None
+_start_error: Exception | None = None
 
 
 def _start(setup: WorkerSetup) -> None:
+    """Build this process's ingester. An error is kept, not raised: raised here it would only
+    say "a process in the initializer failed"; kept, every task raises it in the caller."""
     from ingest.backends import build_embedders
     from ingest.sparse import BM25Encoder
 
-    global _ingester
-    embedders = build_embedders(setup.embedding, setup.cohere, cache_dir=setup.cache_dir)
-    for e in embedders:  # load the models now, once, rather than inside the first document
-        e.embed(["warm up"])
-    _ingester = Ingester(
-        NoIndex(setup.dims),  # type: ignore[arg-type]  # Index's shape; refuses all but dims
-        embedders,
-        BM25Encoder.from_settings(setup.bm25),
-        setup.ingest,
-        list(setup.admin_groups),
-        one_pass=setup.one_pass,
-    )
+    global _ingester, _start_error
+    try:
+        embedders = build_embedders(setup.embedding, setup.cohere, cache_dir=setup.cache_dir)
+        with _one_at_a_time(setup.cache_dir):
+            for e in embedders:  # load the models now, once, not inside the first document
+                e.embed(["warm up"])
+        _ingester = Ingester(
+            NoIndex(setup.dims),  # type: ignore[arg-type]  # Index's shape; refuses all but dims
+            embedders,
+            BM25Encoder.from_settings(setup.bm25),
+            setup.ingest,
+            list(setup.admin_groups),
+            one_pass=setup.one_pass,
+        )
+    except Exception as exc:
+        _start_error = exc
+
+
+@contextmanager
+def _one_at_a_time(cache_dir: Path | None) -> Iterator[None]:
+    """Workers load their models in turn: OpenVINO writes its compiled-model cache without a
+    lock, and two processes compiling into one cache folder at once fail ("cannot set
+    permissions: No such file or directory"). The first writes the cache, the rest read it."""
+    if cache_dir is None:
+        yield
+        return
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with open(cache_dir / "load.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _worker() -> Ingester:
+    if _start_error is not None:
+        raise _start_error
     if _ingester is None:
         raise RuntimeError("a worker function ran outside a WorkerPool process")
     return _ingester
@@ -142,12 +170,18 @@ Task = tuple[str, Callable[..., Plan], tuple[Any, ...]]  # (doc_id, worker funct
 
 class WorkerPool:
     """``workers`` processes (spawned: no copy of the parent's threads or open index) that each
-    load the embedders once and plan documents; started on first use."""
+    load the embedders once and plan documents; started on first use. The embedding threads
+    (``FOOTNOTE_EMBEDDING__THREADS``) are shared out among them, not given to each: N workers
+    with every thread each would only fight over the same cores."""
 
     def __init__(self, workers: int, setup: WorkerSetup) -> None:
         if workers < 2:
             raise ValueError("a pool is for two workers or more; one works in-process")
-        self.workers, self.setup = workers, setup
+        threads = max(1, setup.embedding.threads // workers)
+        self.workers = workers
+        self.setup = replace(
+            setup, embedding=setup.embedding.model_copy(update={"threads": threads})
+        )
         self._executor: ProcessPoolExecutor | None = None
 
     def plans(self, tasks: Sequence[Task]) -> Iterator[Plan]:

@@ -53,27 +53,6 @@ def workers_arg(text: str) -> int:
     return int(text)
 
 
-def worker_pool(settings: Settings, deps, workers: int):
-    """The processes ``--workers N`` plans documents in, or None for N=1 (all in this process,
-    exactly as without the option)."""
-    if workers < 2:
-        return None
-    from ingest.settings import BM25Settings
-    from ingest.workers import WorkerPool, WorkerSetup
-
-    bm25 = BM25Settings(**settings.retrieval.model_dump(include=set(BM25Settings.model_fields)))
-    setup = WorkerSetup(
-        embedding=settings.embedding,
-        bm25=bm25,
-        ingest=settings.ingest,
-        admin_groups=tuple(settings.admin_groups),
-        dims=dict(deps.index.dims),
-        cohere=settings.cohere,
-        cache_dir=settings.data_dir / "cache",
-    )
-    return WorkerPool(workers, setup)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="footnote", description="Answers from your company's documents, with citations."
@@ -292,6 +271,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--split", default="test")
     p.add_argument("--limit", type=int, default=None, help="only the first N queries")
+    p.add_argument(
+        "--workers",
+        default=None,
+        metavar="N,M,…",
+        help="with ingest: the handbook ingested with each number of worker processes "
+        "(e.g. 1,2), chunks per second and the ratio to the first",
+    )
 
     args = parser.parse_args(argv)
     if not console.is_terminal:
@@ -403,7 +389,7 @@ def cmd_ingest(args, settings: Settings) -> int:
     default_acl = (
         None if args.acl is None else [g.strip() for g in args.acl.split(",") if g.strip()]
     )
-    deps.ingester.pool = worker_pool(settings, deps, args.workers)
+    deps.ingester.pool = deps.worker_pool(args.workers)
     try:
         report = run_ingest(deps, args.folder, default_acl)
     finally:
@@ -600,7 +586,7 @@ def cmd_sync(args, settings: Settings) -> int:
         names = [args.source] if args.source else [r.name for r in state.sources()]
         if not names:
             raise ConfigError("no sources to sync: footnote sources add web --sitemap URL")
-        pool = worker_pool(settings, deps, args.workers)
+        pool = deps.worker_pool(args.workers)
         sink = IndexSink(deps.ingester, settings.admin_groups, pool=pool)
         env = ConnectorEnv(
             int(settings.ingest.max_file_mb * 2**20),
@@ -929,6 +915,13 @@ def cmd_bench(args, settings: Settings) -> int:
             "run `footnote bench` from a checkout of the repository after `make install`"
         ) from exc
 
+    if args.what == "ingest" and args.workers:
+        from benchmarks import workers
+
+        counts = [n.strip() for n in args.workers.split(",")]
+        if not all(n.isdigit() and int(n) >= 1 for n in counts):
+            raise ConfigError(f"--workers takes counts such as 1,2, got {args.workers!r}")
+        return workers.run(settings, [int(n) for n in counts])
     if args.what == "ingest":
         return bench.ingest(settings, args.eval_dir)
     return bench.retrieval(settings, args.dataset, args.eval_dir, args.split, args.limit)

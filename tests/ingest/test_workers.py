@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 import pytest
 
 from bot.app import build_deps
-from bot.cli import worker_pool
 from bot.settings import Settings
 from ingest.sources.state import SyncState
 from ingest.sources.sync import IndexSink, WorkersDied, sync
@@ -48,7 +47,7 @@ def test_two_workers_write_the_index_one_process_writes(tmp_path, embedders):
         shutil.copytree(HANDBOOK / part, folder / part)
     one = deps_in(tmp_path / "one", embedders)
     two = deps_in(tmp_path / "two", embedders)
-    two.ingester.pool = worker_pool(two.settings, two, 2)
+    two.ingester.pool = two.worker_pool(2)
     try:
         alone = one.ingester.ingest(folder)
         pooled = two.ingester.ingest(folder)
@@ -102,7 +101,7 @@ def test_a_worker_killed_mid_sync_fails_its_documents_and_keeps_the_cursor(tmp_p
     site = DyingSite(pages=pages, kill_at="/rooms/3").start()  # the first page of batch two
     deps = deps_in(tmp_path / "data", embedders)
     state = SyncState.open(deps.settings.database, deps.settings.data_dir)
-    pool = worker_pool(deps.settings, deps, 2)
+    pool = deps.worker_pool(2)
     sink = IndexSink(deps.ingester, deps.settings.admin_groups, pool=pool)
     try:
         state.add_source("intranet", "web", {})

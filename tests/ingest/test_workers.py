@@ -152,3 +152,31 @@ def test_a_worker_that_cannot_start_says_why_in_the_caller(tmp_path):
             list(pool.plan_files(tmp_path, [tmp_path / "a.md"], "docs/", ["*"], {}))
     finally:
         pool.close()
+
+
+def test_footnote_ingest_and_sync_with_two_workers_answer_as_with_one(
+    tmp_path, monkeypatch, capsys
+):
+    import json
+
+    from bot.cli import main as cli_main
+
+    monkeypatch.setenv("FOOTNOTE_DATA_DIR", str(tmp_path / "data"))
+    folder = tmp_path / "it"
+    shutil.copytree(HANDBOOK / "it", folder)
+    assert cli_main(["ingest", str(folder), "--workers", "2"]) == 0
+    assert "added 2 · updated 0" in capsys.readouterr().out
+    site = LoopbackSite(pages={f"/rooms/{n}": page(n) for n in range(1, 4)}).start()
+    try:
+        assert cli_main(["sources", "add", "web", "--sitemap", site.sitemap, "--acl", "*"]) == 0
+        assert cli_main(["sync", "--workers", "2"]) == 0
+        assert "written 3 · unchanged 0" in capsys.readouterr().out
+        assert cli_main(["sync", "--workers", "2"]) == 0
+        assert "written 0 · unchanged 3" in capsys.readouterr().out
+    finally:
+        site.close()
+    assert cli_main(["search", "How many people does meeting room 2 seat?", "--user", "bob"]) == 0
+    assert "seats 6 people" in capsys.readouterr().out
+    assert cli_main(["ask", "How do I connect to the VPN?", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert any("vpn-setup" in c["link"] or "VPN" in c["title"] for c in answer["citations"])

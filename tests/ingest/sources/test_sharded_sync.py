@@ -164,3 +164,22 @@ def test_a_shard_is_index_slash_count(bad):
     with pytest.raises(ConfigError, match="INDEX/COUNT"):
         Shard.parse(bad)
     assert Shard.parse(" 1/3 ") == Shard(1, 3)
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({}, "FOOTNOTE_QDRANT__URL"),  # Qdrant Edge: one process per folder
+        ({"FOOTNOTE_QDRANT__URL": "http://127.0.0.1:9"}, "FOOTNOTE_DATABASE__URL"),  # own SQLite
+    ],
+)
+def test_footnote_sync_refuses_shards_it_cannot_coordinate(
+    tmp_path, monkeypatch, capsys, env, says
+):
+    from bot.cli import main as cli_main
+
+    monkeypatch.setenv("FOOTNOTE_DATA_DIR", str(tmp_path / "data"))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert cli_main(["sync", "--shard", "1/2"]) == 2
+    assert says in capsys.readouterr().err

@@ -17,7 +17,7 @@ import fcntl
 import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -92,15 +92,17 @@ class NoIndex:
 # initializer can hand its work functions nothing else), or why it could not be built.
 _ingester: Ingester | None = None
 _start_error: Exception | None = None
+_barrier: Any = None  # the pool's, for ``WorkerPool.start``
 
 
-def _start(setup: WorkerSetup) -> None:
+def _start(setup: WorkerSetup, barrier: Any = None) -> None:
     """Build this process's ingester. An error is kept, not raised: raised here it would only
     say "a process in the initializer failed"; kept, every task raises it in the caller."""
     from ingest.backends import build_embedders
     from ingest.sparse import BM25Encoder
 
-    global _ingester, _start_error
+    global _ingester, _start_error, _barrier
+    _barrier = barrier
     try:
         embedders = build_embedders(setup.embedding, setup.cohere, cache_dir=setup.cache_dir)
         with _one_at_a_time(setup.cache_dir):
@@ -133,6 +135,13 @@ def _one_at_a_time(cache_dir: Path | None) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _meet() -> None:
+    """In a worker: wait for every other worker of the pool, each holding one such task, so
+    that ``WorkerPool.start`` returns with all of them started."""
+    if _barrier is not None:
+        _barrier.wait(timeout=600)
 
 
 def _worker() -> Ingester:
@@ -183,6 +192,13 @@ class WorkerPool:
             setup, embedding=setup.embedding.model_copy(update={"threads": threads})
         )
         self._executor: ProcessPoolExecutor | None = None
+
+    def start(self) -> None:
+        """Start every worker now, models loaded. Otherwise they start on demand, one more
+        whenever a task finds none idle (spawn's way), some of them inside the first batch."""
+        executor = self._pool()
+        for future in [executor.submit(_meet) for _ in range(self.workers)]:
+            future.result()
 
     def plans(self, tasks: Sequence[Task]) -> Iterator[Plan]:
         """Each task's plan in the order given, as soon as it and those before it are ready.
@@ -237,16 +253,20 @@ class WorkerPool:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
 
-    def _submit(self, task: Task) -> Future[Plan] | None:
+    def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
+            spawn = multiprocessing.get_context("spawn")
             self._executor = ProcessPoolExecutor(
                 self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
+                mp_context=spawn,
                 initializer=_start,
-                initargs=(self.setup,),
+                initargs=(self.setup, spawn.Barrier(self.workers)),
             )
+        return self._executor
+
+    def _submit(self, task: Task) -> Future[Plan] | None:
         try:
-            return self._executor.submit(task[1], *task[2])
+            return self._pool().submit(task[1], *task[2])
         except BrokenProcessPool:
             return None
 
@@ -254,7 +274,7 @@ class WorkerPool:
         try:
             if future is not None:
                 return future.result()
-        except BrokenProcessPool:
+        except (BrokenProcessPool, CancelledError):  # cancelled: by ``_broken`` of another
             pass
         self._broken()
         return Plan(doc_id, "lost", LOST)

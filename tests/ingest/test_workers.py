@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -180,3 +181,20 @@ def test_footnote_ingest_and_sync_with_two_workers_answer_as_with_one(
     assert cli_main(["ask", "How do I connect to the VPN?", "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert any("vpn-setup" in c["link"] or "VPN" in c["title"] for c in answer["citations"])
+
+
+def test_start_brings_up_every_worker_with_its_models(tmp_path, embedders):
+    deps = deps_in(tmp_path / "data", embedders)
+    pool = deps.worker_pool(2)
+    assert pool is not None
+    try:
+        pool.start()
+        workers = multiprocessing.active_children()
+        assert len(workers) == 2  # not one, the second spawned inside the first batch
+        for w in workers:  # each has loaded both models (MiniLM + USE: ~350 MB)
+            status = (Path("/proc") / str(w.pid) / "status").read_text()
+            rss = next(line for line in status.splitlines() if line.startswith("VmRSS"))
+            assert int(rss.split()[1]) > 200_000, rss
+    finally:
+        pool.close()
+        deps.close()

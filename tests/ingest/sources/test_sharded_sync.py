@@ -5,10 +5,12 @@ cursor moves only when the last shard is done — never after a shard was killed
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import pytest
 from pydantic import SecretStr
@@ -18,6 +20,9 @@ from ingest.settings import DatabaseSettings
 from ingest.sources.connector import SourceDocument
 from ingest.sources.state import SyncState
 from ingest.sources.sync import Shard, SyncReport, shard_of, sync
+from ingest.sources.web import WebConnector
+from testing.web import LoopbackSite, Page
+from tests.conftest import ROOT
 from tests.ingest.sources.conftest import Killed, MemorySink
 from tests.ingest.sources.test_connector_contract import CASES, GoogleDriveCase
 
@@ -183,3 +188,90 @@ def test_footnote_sync_refuses_shards_it_cannot_coordinate(
         monkeypatch.setenv(name, value)
     assert cli_main(["sync", "--shard", "1/2"]) == 2
     assert says in capsys.readouterr().err
+
+
+@dataclass
+class StallingSite(LoopbackSite):
+    """The intranet site; a GET of ``stall_at`` hangs until released, so a shard can be killed
+    at a known point: after writing its share of the first batches."""
+
+    stall_at: str = ""
+    reached: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+    def _answer(self, path: str, req: object) -> tuple[int, dict[str, str], str]:
+        if path == self.stall_at and not self.release.is_set():
+            self.reached.set()
+            self.release.wait(30)
+        return super()._answer(path, req)
+
+
+SHARD_PROCESS = """
+import sys
+from pathlib import Path
+from pydantic import SecretStr
+from ingest.settings import DatabaseSettings
+from ingest.sources.state import SyncState
+from ingest.sources.sync import Shard, sync
+from ingest.sources.web import WebConnector
+from tests.ingest.sources.conftest import MemorySink
+
+url, data, sitemap, shard = sys.argv[1:]
+state = SyncState.open(DatabaseSettings(url=SecretStr(url)), Path(data))
+sync("src", state, WebConnector(sitemap, ("group:hr",), batch_size=2), MemorySink(), Shard.parse(shard))
+"""
+
+
+def test_a_shard_process_killed_with_sigkill_moves_no_cursor_and_its_rerun_finishes(
+    tmp_path, postgres_url
+):
+    pages = {
+        f"/p/{n}": Page(f"<html><title>P{n}</title><p>Page {n} text.</p></html>") for n in range(8)
+    }
+    site = StallingSite(pages=pages, stall_at="/p/5").start()  # in batch three of four
+    state = SyncState.open(DatabaseSettings(url=SecretStr(postgres_url)), tmp_path / "data")
+    try:
+        state.add_source("src", "web", {})
+        key = {p: f"{site.url}{p}" for p in pages}
+        one = Shard(1, 2)
+        theirs = sorted(k for k in key.values() if one.owns(k))
+        early = sorted(key[p] for p in ("/p/0", "/p/1", "/p/2", "/p/3") if one.owns(key[p]))
+        assert early and len(theirs) > len(early)  # it has written some, not all, when killed
+        shard = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                SHARD_PROCESS,
+                postgres_url,
+                str(tmp_path / "d1"),
+                site.sitemap,
+                "1/2",
+            ],
+            cwd=ROOT,
+        )
+        assert site.reached.wait(60), "the shard never got to the page it stalls on"
+        shard.send_signal(signal.SIGKILL)
+        assert shard.wait(10) == -signal.SIGKILL
+        site.release.set()
+        assert state.source("src").cursor is None  # type: ignore[union-attr]
+        assert sorted(state.versions("src")) == early  # recorded as it went
+
+        zero = sync(
+            "src",
+            state,
+            WebConnector(site.sitemap, ("group:hr",), batch_size=2),
+            MemorySink(),
+            Shard(0, 2),
+        )
+        assert not zero.cursor_advanced  # shard 1 has not finished
+        rerun = MemorySink()
+        report = sync(
+            "src", state, WebConnector(site.sitemap, ("group:hr",), batch_size=2), rerun, one
+        )
+        assert sorted(rerun.writes) == sorted(set(theirs) - set(early))  # only what it had not
+        assert report.cursor_advanced and state.source("src").cursor == ""  # type: ignore[union-attr]
+        assert sorted(state.versions("src")) == sorted(key.values())
+    finally:
+        site.release.set()
+        state.close()
+        site.close()

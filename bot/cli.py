@@ -586,8 +586,8 @@ def cmd_sync(args, settings: Settings) -> int:
         names = [args.source] if args.source else [r.name for r in state.sources()]
         if not names:
             raise ConfigError("no sources to sync: footnote sources add web --sitemap URL")
-        pool = deps.worker_pool(args.workers)
-        sink = IndexSink(deps.ingester, settings.admin_groups, pool=pool)
+        pool = deps.ingester.pool = deps.worker_pool(args.workers)
+        sink = IndexSink(deps.ingester, settings.admin_groups)
         env = ConnectorEnv(
             int(settings.ingest.max_file_mb * 2**20),
             confluence=settings.confluence,

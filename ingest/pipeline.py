@@ -94,7 +94,8 @@ class Ingester:
     # a chunk's vector and its sentences' in one pass where the embedder can (False: the
     # two-pass way, the baseline `footnote bench ingest` measures against)
     one_pass: bool = True
-    # parse, chunk and embed in these processes, this one only writing (None: all here)
+    # parse, chunk and embed in these processes, this one only writing (None: all here); used
+    # by ``ingest`` and by a sync's ``IndexSink``, the caller closes it
     pool: WorkerPool | None = None
 
     def ingest(

@@ -141,11 +141,10 @@ class IndexSink:
     ingester: Ingester
     admin_groups: Sequence[str]
     statuses: dict[str, str] = field(default_factory=dict)  # doc_id → added / updated / deleted …
-    pool: WorkerPool | None = None  # parse and embed there, write here (None: all here)
 
     def write(self, source: str, docs: Sequence[SourceDocument]) -> list[tuple[str, str]]:
-        if self.pool is not None:
-            return self._write_pooled(source, docs, self.pool)
+        if self.ingester.pool is not None:  # --workers N: parse and embed there, write here
+            return self._write_pooled(source, docs, self.ingester.pool)
         failed, ready = [], []
         for sd in docs:
             try:

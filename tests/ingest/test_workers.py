@@ -102,8 +102,8 @@ def test_a_worker_killed_mid_sync_fails_its_documents_and_keeps_the_cursor(tmp_p
     site = DyingSite(pages=pages, kill_at="/rooms/3").start()  # the first page of batch two
     deps = deps_in(tmp_path / "data", embedders)
     state = SyncState.open(deps.settings.database, deps.settings.data_dir)
-    pool = deps.worker_pool(2)
-    sink = IndexSink(deps.ingester, deps.settings.admin_groups, pool=pool)
+    pool = deps.ingester.pool = deps.worker_pool(2)
+    sink = IndexSink(deps.ingester, deps.settings.admin_groups)
     try:
         state.add_source("intranet", "web", {})
         with pytest.raises(WorkersDied, match="cursor stays"):

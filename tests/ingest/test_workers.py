@@ -198,3 +198,33 @@ def test_start_brings_up_every_worker_with_its_models(tmp_path, embedders):
     finally:
         pool.close()
         deps.close()
+
+
+def test_a_worker_killed_mid_ingest_fails_its_files_and_the_next_ingest_writes_them(
+    tmp_path, embedders
+):
+    folder = tmp_path / "handbook"  # 18 files: more in flight than the workers finish at once
+    for part in ("hr", "finance", "general"):
+        shutil.copytree(HANDBOOK / part, folder / part)
+    deps = deps_in(tmp_path / "data", embedders)
+    pool = deps.ingester.pool = deps.worker_pool(2)
+    killed: list[int] = []
+
+    def on_file(doc_id: str, status: str) -> None:
+        if not killed:  # the first file is written: kill a worker while the rest are planned
+            worker = multiprocessing.active_children()[0]
+            os.kill(worker.pid, signal.SIGKILL)  # type: ignore[arg-type]
+            killed.append(worker.pid)  # type: ignore[arg-type]
+
+    try:
+        first = deps.ingester.ingest(folder, on_file=on_file)
+        assert killed and first.failed
+        assert all("worker process" in why for _, why in first.failed), first.failed
+        assert len(first.added) + len(first.failed) == len(deps.ingester.scan(folder))
+        second = deps.ingester.ingest(folder)  # a new pool starts; the lost files are written
+        assert sorted(second.added) == sorted(d for d, _ in first.failed) and not second.failed
+        assert sorted(second.unchanged) == sorted(first.added)
+    finally:
+        if pool is not None:
+            pool.close()
+        deps.close()

@@ -203,7 +203,7 @@ def test_start_brings_up_every_worker_with_its_models(tmp_path, embedders):
 def test_a_worker_killed_mid_ingest_fails_its_files_and_the_next_ingest_writes_them(
     tmp_path, embedders
 ):
-    folder = tmp_path / "handbook"  # 18 files: more in flight than the workers finish at once
+    folder = tmp_path / "handbook"  # 13 files: more in flight than the workers finish at once
     for part in ("hr", "finance", "general"):
         shutil.copytree(HANDBOOK / part, folder / part)
     deps = deps_in(tmp_path / "data", embedders)

@@ -264,10 +264,11 @@ def sync(
                 failed, lost = dict(exc.failed + batch.failed), exc.lost
             gone = [k for k in batch.deleted if k in known]
             sink.delete(name, gone)
+            unwritten = set(failed) | {k for k, _ in lost}
             written = {
                 d.key: (d.version, doc_id(name, d.key))
                 for d in batch.documents
-                if d.key not in failed and d.key not in dict(lost)
+                if d.key not in unwritten
             }
             # a shard's cursor moves when every shard is done; a lost document keeps it here
             keep = shard is not None or bool(lost)

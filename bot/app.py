@@ -21,6 +21,7 @@ from ingest.sparse import BM25Encoder
 
 if TYPE_CHECKING:
     from ingest.pipeline import Ingester
+    from ingest.workers import WorkerPool
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -116,6 +117,27 @@ class Deps:
         """The demo CRM in the data dir, first filled from ``crm.json`` next to the directory file."""
         s = self.settings
         return SqliteCRM(s.data_dir / "crm.sqlite", s.directory_file.parent / "crm.json")
+
+    def worker_pool(self, workers: int) -> WorkerPool | None:
+        """The processes ``--workers N`` parses and embeds in, for this index; None for N=1
+        (everything in this process, exactly as without the option). The caller closes it."""
+        if workers < 2:
+            return None
+        from ingest.settings import BM25Settings
+        from ingest.workers import WorkerPool, WorkerSetup
+
+        s = self.settings
+        bm25 = BM25Settings(**s.retrieval.model_dump(include=set(BM25Settings.model_fields)))
+        setup = WorkerSetup(
+            embedding=s.embedding,
+            bm25=bm25,
+            ingest=s.ingest,
+            admin_groups=tuple(s.admin_groups),
+            dims=dict(self.index.dims),
+            cohere=s.cohere,
+            cache_dir=s.data_dir / "cache",
+        )
+        return WorkerPool(workers, setup)
 
     def _open(self, qdrant: QdrantSettings) -> Index:
         s = self.settings

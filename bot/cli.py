@@ -40,6 +40,19 @@ USER_HELP = (
 )
 
 
+WORKERS_HELP = (
+    "parse and embed in N processes, writing in this one (default 1: all in this process)"
+)
+
+
+def workers_arg(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(
+            f"--workers takes a number of processes >= 1, got {text!r}"
+        )
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="footnote", description="Answers from your company's documents, with citations."
@@ -59,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="index into another collection (e.g. the fallback source)",
     )
+    p.add_argument("--workers", type=workers_arg, default=1, help=WORKERS_HELP)
 
     p = sub.add_parser("sources", help="company sources to sync: add one, list them")
     what = p.add_subparsers(dest="action", required=True)
@@ -145,6 +159,15 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("sync", help="bring company sources up to date (incremental)")
     p.add_argument("--source", default=None, help="only this source (default: every one)")
+    p.add_argument("--workers", type=workers_arg, default=1, help=WORKERS_HELP)
+    p.add_argument(
+        "--shard",
+        default=None,
+        metavar="INDEX/COUNT",
+        help="write only this shard's documents, e.g. 0/4 (one per pod of a Kubernetes Indexed "
+        "Job; needs a Qdrant server and FOOTNOTE_DATABASE__URL): the cursor moves when every "
+        "shard is done",
+    )
 
     p = sub.add_parser("search", help="ranked passages for a query, as a given user or groups")
     p.add_argument("query")
@@ -248,6 +271,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--split", default="test")
     p.add_argument("--limit", type=int, default=None, help="only the first N queries")
+    p.add_argument(
+        "--workers",
+        default=None,
+        metavar="N,M,…",
+        help="with ingest: the handbook ingested with each number of worker processes "
+        "(e.g. 1,2), chunks per second and the ratio to the first",
+    )
 
     args = parser.parse_args(argv)
     if not console.is_terminal:
@@ -362,7 +392,12 @@ def cmd_ingest(args, settings: Settings) -> int:
     default_acl = (
         None if args.acl is None else [g.strip() for g in args.acl.split(",") if g.strip()]
     )
-    report = run_ingest(deps, args.folder, default_acl)
+    deps.ingester.pool = deps.worker_pool(args.workers)
+    try:
+        report = run_ingest(deps, args.folder, default_acl)
+    finally:
+        if deps.ingester.pool is not None:
+            deps.ingester.pool.close()
     deps.telemetry.ingest(report)
     deps.close()
     return 1 if report.failed else 0
@@ -533,14 +568,28 @@ def age(then: str, now: str) -> str:
 def cmd_sync(args, settings: Settings) -> int:
     from bot.app import build_deps
     from ingest.sources.connector import ConnectorEnv
-    from ingest.sources.sync import IndexSink, open_connector, sync
+    from ingest.sources.sync import IndexSink, Shard, open_connector, sync
 
+    shard = Shard.parse(args.shard) if args.shard else None
+    if shard is not None and shard.count > 1 and not settings.qdrant.url:
+        raise ConfigError(
+            "--shard splits a sync over several processes writing one index: that needs a Qdrant "
+            "server (set FOOTNOTE_QDRANT__URL); Qdrant Edge opens its folder in one process only "
+            "(use --workers N there)"
+        )
+    if shard is not None and shard.count > 1 and not settings.database.url:
+        raise ConfigError(
+            "--shard needs the sync state every shard shares: set FOOTNOTE_DATABASE__URL to a "
+            "PostgreSQL database (postgresql://user:password@host:5432/db)"
+        )
     state = open_state(settings)
     deps = build_deps(settings)
+    pool = None
     try:
         names = [args.source] if args.source else [r.name for r in state.sources()]
         if not names:
             raise ConfigError("no sources to sync: footnote sources add web --sitemap URL")
+        pool = deps.ingester.pool = deps.worker_pool(args.workers)
         sink = IndexSink(deps.ingester, settings.admin_groups)
         env = ConnectorEnv(
             int(settings.ingest.max_file_mb * 2**20),
@@ -561,7 +610,7 @@ def cmd_sync(args, settings: Settings) -> int:
                 continue
             try:
                 with console.status(f"syncing {name}…"):
-                    report = sync(name, state, connector, sink)
+                    report = sync(name, state, connector, sink, shard)
             except ConfigError as exc:  # e.g. credentials refused: the fix is in the settings
                 stderr.print(Text("configuration error: ", style="red") + plain(f"{name}: {exc}"))
                 status = 2
@@ -577,9 +626,14 @@ def cmd_sync(args, settings: Settings) -> int:
             for warning in getattr(connector, "warnings", []):
                 console.print(Text("note ", style="yellow") + plain(f"{name}: {warning}"))
             requests = getattr(connector, "requests", None)
+            sharded = ""
+            if shard is not None:
+                moved = "cursor moved" if report.cursor_advanced else "cursor waits for the others"
+                sharded = f"shard {shard.index}/{shard.count} ({moved}) "
             console.print(
                 plain(
-                    f"{name}: written {len(report.written)} · unchanged {len(report.unchanged)} · "
+                    f"{name}: {sharded}written {len(report.written)} · "
+                    f"unchanged {len(report.unchanged)} · "
                     f"deleted {len(report.deleted)} · failed {len(report.failed)}  "
                     f"({report.seconds:.1f}s"
                     + (f", {requests} requests)" if requests is not None else ")")
@@ -587,6 +641,8 @@ def cmd_sync(args, settings: Settings) -> int:
             )
             status = status or (1 if report.failed else 0)
     finally:
+        if pool is not None:
+            pool.close()
         deps.close()
         state.close()
     return status
@@ -862,6 +918,13 @@ def cmd_bench(args, settings: Settings) -> int:
             "run `footnote bench` from a checkout of the repository after `make install`"
         ) from exc
 
+    if args.what == "ingest" and args.workers:
+        from benchmarks import workers
+
+        counts = [n.strip() for n in args.workers.split(",")]
+        if not all(n.isdigit() and int(n) >= 1 for n in counts):
+            raise ConfigError(f"--workers takes counts such as 1,2, got {args.workers!r}")
+        return workers.run(settings, [int(n) for n in counts])
     if args.what == "ingest":
         return bench.ingest(settings, args.eval_dir)
     return bench.retrieval(settings, args.dataset, args.eval_dir, args.split, args.limit)

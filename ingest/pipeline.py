@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ingest.access import is_document, resolve_acl, sidecar_meta
 from ingest.audience import document_audience
@@ -26,6 +27,9 @@ from ingest.parse import SUFFIXES, parse_file
 from ingest.sentences import sentences
 from ingest.settings import IngestSettings
 from ingest.sparse import BM25Encoder, record_in
+
+if TYPE_CHECKING:
+    from ingest.workers import WorkerPool
 
 # Changes whenever files are read or cut differently (parsing, sentences, chunk payload), so an
 # upgrade re-reads every file on the next ingest instead of keeping chunks made the old way.
@@ -57,6 +61,20 @@ class IngestReport:
         return self.chunks / self.cpu_seconds if self.cpu_seconds else 0.0
 
 
+@dataclass
+class Plan:
+    """One document decided, chunked and embedded away from the index (in a worker process),
+    for the one writer to apply. ``status``: added, updated, unchanged, readers changed, failed
+    (``reason`` says why), empty (no text), or lost (the worker died before answering)."""
+
+    doc_id: str
+    status: str
+    reason: str = ""
+    points: list[PointData] = field(default_factory=list)
+    stale: list[int] = field(default_factory=list)  # chunk ids the new version no longer uses
+    relabel: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+
+
 def point_id(doc_id: str, seq: int) -> int:
     """Stable per (document, position): a new version overwrites the old one in place."""
     return (
@@ -76,6 +94,9 @@ class Ingester:
     # a chunk's vector and its sentences' in one pass where the embedder can (False: the
     # two-pass way, the baseline `footnote bench ingest` measures against)
     one_pass: bool = True
+    # parse, chunk and embed in these processes, this one only writing (None: all here); used
+    # by ``ingest`` and by a sync's ``IndexSink``, the caller closes it
+    pool: WorkerPool | None = None
 
     def ingest(
         self,
@@ -96,6 +117,11 @@ class Ingester:
         known = {d: s for d, s in self.index.documents().items() if d.startswith(prefix)}
         paths = list(files) if files is not None else self.scan(root)
         seen: set[str] = set()
+        if self.pool is not None:
+            seen = {prefix + path.relative_to(root).as_posix() for path in paths}
+            for plan in self.pool.plan_files(root, paths, prefix, list(default_acl), known):
+                self.apply(plan, report, on_file)
+            paths = []  # written: what follows only deletes
         pending: list[tuple[Document, list[Chunk], str]] = []
         for path in paths:
             doc_id = prefix + path.relative_to(root).as_posix()
@@ -264,6 +290,65 @@ class Ingester:
             )
         return points
 
+    def plan(self, doc: Document, old: DocState | None) -> Plan:
+        """What writing ``doc`` over ``old`` takes, embedded and ready; touches no index, so a
+        worker process can make it for the writer (``apply``). The same steps, in the same
+        order, as ``ingest`` and ``add_documents`` take in this process."""
+        if old and old.content_hash == doc.content_hash:
+            return Plan(doc.doc_id, "unchanged")
+        chunks = chunk_document(
+            doc, max_tokens=self.settings.chunk_tokens, overlap=self.settings.chunk_overlap
+        )
+        if not chunks:
+            return Plan(doc.doc_id, "empty", "no text to index")
+        updates = self._relabelling(doc, chunks, old)
+        if updates is not None:
+            return Plan(doc.doc_id, "readers changed", relabel=updates)
+        points = self.embed_chunks(chunks)
+        for p in points:
+            p.payload["doc_chunks"] = len(chunks)
+        return Plan(
+            doc.doc_id,
+            "updated" if old else "added",
+            points=points,
+            stale=stale_ids(doc.doc_id, len(chunks), old),
+        )
+
+    def apply(self, plan: Plan, report: IngestReport, on_file: Callable[[str, str], None]) -> None:
+        """The writer's half of ``plan``: one index update per document, as ``_write`` does."""
+        status = plan.status
+        if status in ("failed", "empty", "lost"):
+            report.failed.append((plan.doc_id, plan.reason))
+            status = "failed"
+        elif status == "unchanged":
+            report.unchanged.append(plan.doc_id)
+        elif status == "readers changed":
+            self.index.set_payloads(plan.relabel)
+            report.readers_changed.append(plan.doc_id)
+        else:
+            self.index.upsert_document(plan.doc_id, plan.points, plan.stale)
+            (report.updated if status == "updated" else report.added).append(plan.doc_id)
+            report.chunks += len(plan.points)
+        on_file(plan.doc_id, status)
+
+    def _relabelling(
+        self, doc: Document, chunks: list[Chunk], old: DocState | None
+    ) -> list[tuple[int, dict[str, Any]]] | None:
+        """When only who may read ``doc`` changed: the new readers for each point it has, the
+        first chunk (which holds the document's state) last, so a crash in between leaves the
+        document looking changed and the next run does it again. None: write it whole."""
+        if old is None or not old.body_hash or old.body_hash != doc.body_hash:
+            return None
+        if len(chunks) != old.chunks:  # chunked differently since (settings): write it whole
+            return None
+        return [
+            (
+                point_id(doc.doc_id, c.seq),
+                {"acl": c.acl, "audience": c.audience, "content_hash": c.content_hash},
+            )
+            for c in sorted(chunks, key=lambda c: c.seq, reverse=True)
+        ]
+
     def _relabel(
         self,
         doc: Document,
@@ -273,21 +358,10 @@ class Ingester:
         on_file: Callable[[str, str], None],
     ) -> bool:
         """When only who may read ``doc`` changed, write its new readers onto the points it has
-        (no parsing into vectors, no embedding) and say so; False when it must be written whole.
-
-        The first chunk, which holds the document's state, is updated last: a crash in between
-        leaves the document looking changed, so the next run does it again."""
-        if old is None or not old.body_hash or old.body_hash != doc.body_hash:
+        (no parsing into vectors, no embedding) and say so; False when it must be written whole."""
+        updates = self._relabelling(doc, chunks, old)
+        if updates is None:
             return False
-        if len(chunks) != old.chunks:  # chunked differently since (settings): write it whole
-            return False
-        updates = [
-            (
-                point_id(doc.doc_id, c.seq),
-                {"acl": c.acl, "audience": c.audience, "content_hash": c.content_hash},
-            )
-            for c in sorted(chunks, key=lambda c: c.seq, reverse=True)
-        ]
         self.index.set_payloads(updates)
         report.readers_changed.append(doc.doc_id)
         on_file(doc.doc_id, "readers changed")
@@ -310,9 +384,13 @@ class Ingester:
             at += len(chunks)
             for p in doc_points:
                 p.payload["doc_chunks"] = len(chunks)
-            old = known.get(doc.doc_id)
-            stale = [point_id(doc.doc_id, s) for s in range(len(chunks), old.chunks)] if old else []
+            stale = stale_ids(doc.doc_id, len(chunks), known.get(doc.doc_id))
             self.index.upsert_document(doc.doc_id, doc_points, stale)
             (report.updated if status == "updated" else report.added).append(doc.doc_id)
             report.chunks += len(chunks)
             on_file(doc.doc_id, status)
+
+
+def stale_ids(doc_id: str, chunks: int, old: DocState | None) -> list[int]:
+    """The ids of the chunks an older, longer version had past the new version's last."""
+    return [point_id(doc_id, s) for s in range(chunks, old.chunks)] if old else []

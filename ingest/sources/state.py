@@ -1,10 +1,17 @@
 """Durable sync state: the sources, where each one's sync stands, and what version of each
 document was written. In the one database of ``ingest/database.py`` (SQLite in the data dir by
 default, PostgreSQL when ``FOOTNOTE_DATABASE__URL`` is set), with its own versioned migrations.
+
+A sharded sync (``footnote sync --shard i/N``, the pods of an Indexed Job) moves a source's cursor
+only once every shard has written its share: each shard records when it started listing from the
+source's cursor and, once written, where its listing ended; the last one to finish moves the
+cursor, in the transaction that records it. A shard killed mid-way never finishes, so the cursor
+stays; the versions its documents were recorded with as it went make the rerun skip them.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +48,25 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         ],
     ),
 ]
+MIGRATIONS.append(
+    (
+        2,
+        [
+            # One row per shard of a sharded sync, keyed by the cursor they all listed from.
+            # ``base`` and ``cursor`` hold cursors as JSON, so "no cursor yet" (null) differs from
+            # an empty one; ``cursor`` is null until the shard has written all it listed.
+            """CREATE TABLE sync_shards (
+                source TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+                shards INTEGER NOT NULL,
+                shard INTEGER NOT NULL,
+                base TEXT NOT NULL,
+                started TEXT NOT NULL,
+                cursor TEXT,
+                PRIMARY KEY (source, shards, shard, base)
+            )""",
+        ],
+    )
+)
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
@@ -94,12 +120,13 @@ class SyncState(Database):
     def record(
         self,
         name: str,
-        cursor: str,
+        cursor: str | None,
         written: Mapping[str, tuple[str, str]],
         deleted: Sequence[str],
     ) -> None:
         """After a batch is in the index: its versions (key → (version, doc_id)), its deletions
-        and the new cursor, in one transaction."""
+        and the new cursor, in one transaction. ``cursor`` None: the cursor stays (a shard's
+        batch, or one a worker died in)."""
         at = now()
         with self._transaction():
             for key, (version, doc_id) in written.items():
@@ -112,9 +139,61 @@ class SyncState(Database):
                 )
             for key in deleted:
                 self._rows("DELETE FROM source_documents WHERE source = ? AND key = ?", (name, key))
+            if cursor is not None:
+                self._rows(
+                    "UPDATE sources SET cursor = ?, cursor_at = ? WHERE name = ?",
+                    (cursor, at, name),
+                )
+
+    # --- sharded syncs ---------------------------------------------------------------------
+
+    def shard_started(self, name: str, shard: int, shards: int, base: str | None) -> None:
+        """Shard ``shard`` of ``shards`` lists the changes since ``base`` (a rerun of a killed
+        shard starts its row over)."""
+        started = dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
+        self._rows(
+            "INSERT INTO sync_shards (source, shards, shard, base, started, cursor)"
+            " VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (source, shards, shard, base) DO UPDATE"
+            " SET started = excluded.started, cursor = NULL",
+            (name, shards, shard, json.dumps(base), started),
+        )
+
+    def shard_done(
+        self, name: str, shard: int, shards: int, base: str | None, cursor: str | None
+    ) -> bool:
+        """Shard ``shard`` has written everything it listed, up to ``cursor``. When it is the
+        last of the ``shards`` listing from ``base`` to finish, the source's cursor moves and
+        True comes back.
+
+        The cursor moved to is the one of the shard that started listing first: each shard's
+        listing covers the changes up to the moment it was made, so the earliest one's end is
+        covered by all (two listings of an unchanged source end at the same cursor anyway)."""
+        with self._transaction():
+            if self._pg:  # the last two shards to finish take turns here (SQLite: BEGIN IMMEDIATE)
+                self._rows("SELECT cursor FROM sources WHERE name = ? FOR UPDATE", (name,))
+            key = (name, shards, json.dumps(base))
             self._rows(
-                "UPDATE sources SET cursor = ?, cursor_at = ? WHERE name = ?", (cursor, at, name)
+                "UPDATE sync_shards SET cursor = ?"
+                " WHERE source = ? AND shards = ? AND base = ? AND shard = ?",
+                (json.dumps(cursor), *key, shard),
             )
+            rows = self._rows(
+                "SELECT shard, started, cursor FROM sync_shards"
+                " WHERE source = ? AND shards = ? AND base = ? AND cursor IS NOT NULL",
+                key,
+            )
+            current = self._rows("SELECT cursor FROM sources WHERE name = ?", (name,))
+            if {int(r[0]) for r in rows} != set(range(shards)) or current[0][0] != base:
+                return False  # others still writing (or a run from an older cursor)
+            first = min(rows, key=lambda r: (str(r[1]), int(r[0])))
+            moved = json.loads(first[2])
+            if moved is not None:
+                self._rows(
+                    "UPDATE sources SET cursor = ?, cursor_at = ? WHERE name = ?",
+                    (moved, now(), name),
+                )
+            self._rows("DELETE FROM sync_shards WHERE source = ?", (name,))
+            return True
 
     def finish(self, name: str, errors: int, last_error: str | None) -> None:
         """A sync ended (whole, or stopped by ``last_error``)."""

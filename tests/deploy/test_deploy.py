@@ -57,8 +57,13 @@ ALL_ON = {  # every optional branch of the chart taken
         ],
     },
 }
+SHARDED = {  # the sync as an Indexed Job of three pods
+    "sync": {"schedule": "*/30 * * * *", "workers": 3},
+    "secrets": {"values": {"FOOTNOTE_DATABASE__URL": "postgresql://footnote:pw@pg:5432/footnote"}},
+}
 VALUE_SETS = {
     "defaults": {},
+    "sync-sharded": SHARDED,
     "all-on": ALL_ON,
     "existing-secret": {"secrets": {"existingSecret": "footnote-keys"}},
 }
@@ -458,7 +463,11 @@ def test_every_env_var_the_chart_sets_is_a_setting_and_parses(rendered, monkeypa
                     env |= maps[(kind, ref["name"])]
                 else:
                     assert ref["name"] == "footnote-keys"  # the admin's own Secret
-            env |= {e["name"]: e["value"] for e in container.get("env", [])}
+            env |= {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
+            # the one variable read from the pod itself: Kubernetes' shard number, not a setting
+            assert {e["name"] for e in container.get("env", []) if "value" not in e} <= {
+                "JOB_COMPLETION_INDEX"
+            }
     assert set(env) <= SETTINGS, set(env) - SETTINGS
     settings = settings_from(env, monkeypatch)
     values = yaml.safe_load((CHART / "values.yaml").read_text())
@@ -483,12 +492,62 @@ def test_secrets_hold_only_what_was_given(rendered):
 
 
 def test_ingest_cronjobs_one_per_source_never_overlapping(rendered):
-    jobs = by_kind(rendered, "CronJob")
+    jobs = [
+        j
+        for j in by_kind(rendered, "CronJob")
+        if j["metadata"]["labels"]["app.kubernetes.io/component"] == "ingest"
+    ]
     assert jobs
     for job in jobs:
         assert job["spec"]["concurrencyPolicy"] == "Forbid"
         (container,) = pod_spec(job)["containers"]
         assert container["command"][:2] == ["footnote", "ingest"]
+
+
+def sync_job(objects: list[dict]) -> dict:
+    (job,) = [o for o in by_kind(objects, "CronJob") if o["metadata"]["name"].endswith("-sync")]
+    return job
+
+
+def test_the_sync_runs_as_an_indexed_job_each_pod_a_shard():
+    job = sync_job(render_chart(SHARDED))
+    assert job["spec"]["concurrencyPolicy"] == "Forbid"  # a run never overlaps the next
+    spec = job["spec"]["jobTemplate"]["spec"]
+    assert spec["completionMode"] == "Indexed"
+    assert spec["completions"] == spec["parallelism"] == 3
+    (container,) = pod_spec(job)["containers"]
+    assert container["command"] == ["footnote", "sync", "--shard", "$(JOB_COMPLETION_INDEX)/3"]
+    (index,) = container["env"]
+    assert index["name"] == "JOB_COMPLETION_INDEX"
+    assert index["valueFrom"]["fieldRef"]["fieldPath"] == (
+        "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+    )
+
+
+def test_one_sync_worker_is_a_plain_job_and_needs_no_qdrant_server():
+    job = sync_job(render_chart({**SHARDED, "sync": {"workers": 1, "schedule": "0 * * * *"}}))
+    spec = job["spec"]["jobTemplate"]["spec"]
+    assert "completionMode" not in spec and "completions" not in spec
+    (container,) = pod_spec(job)["containers"]
+    assert container["command"] == ["footnote", "sync"] and "env" not in container
+    alone = render_chart(
+        {**SHARDED, "sync": {"workers": 1, "schedule": "0 * * * *"}, "qdrant": {"url": ""}}
+    )
+    assert sync_job(alone)
+    assert not [o for o in render_chart({}) if o["metadata"]["name"].endswith("-sync")]
+
+
+def test_several_sync_workers_without_a_qdrant_server_fail_rendering():
+    with pytest.raises(helm.HelmRenderError, match=r"needs a Qdrant server: set qdrant\.url"):
+        render_chart({**SHARDED, "qdrant": {"url": ""}})
+
+
+def test_a_sync_without_a_database_url_fails_rendering():
+    with pytest.raises(helm.HelmRenderError, match="FOOTNOTE_DATABASE__URL"):
+        render_chart({"sync": {"schedule": "0 * * * *"}})
+    assert sync_job(  # an admin's own Secret is trusted to hold it
+        render_chart({"sync": {"schedule": "0 * * * *"}, "secrets": {"existingSecret": "keys"}})
+    )
 
 
 @pytest.mark.parametrize("name", list(VALUE_SETS))

@@ -31,6 +31,8 @@ class FakeSlackAPI(Recorder):
         self.channels = channels or {}  # channel id → member ids
         self._ts = itertools.count(1)
         self.fail: dict[str, str] = {}  # method → error to answer with
+        # channel → error every post into it answers with (e.g. "not_in_channel")
+        self.fail_in: dict[str, str] = {}
         self.sockets: list[web.WebSocketResponse] = []  # Socket Mode connections
         self.acks: list[dict] = []  # what the app sent back over Socket Mode
         # Streamed messages (chat.startStream): ts → {"channel", "text", "streaming"}
@@ -98,11 +100,12 @@ class FakeSlackAPI(Recorder):
         for key in ("blocks", "attachments"):
             if isinstance(args.get(key), str):
                 args[key] = json.loads(args[key])
-        result = (
-            {"ok": False, "error": self.fail[method]}
-            if method in self.fail
-            else self._answer(method, args)
-        )
+        if method in self.fail:
+            result = {"ok": False, "error": self.fail[method]}
+        elif method.startswith("chat.") and args.get("channel") in self.fail_in:
+            result = {"ok": False, "error": self.fail_in[args["channel"]]}
+        else:
+            result = self._answer(method, args)
         await self._record(Call(method, args, result=result))
         return web.json_response(result)
 

@@ -421,3 +421,63 @@ async def test_an_owners_failed_post_is_retried_without_posting_the_others_again
     assert outcome.where == [f"slack CHR for {HR}"]
     assert len(slack.of("chat.postMessage", "COWNERS")) == 1
     assert len([c for c in slack.of("chat.postMessage", "CHR") if c.result["ok"]]) == 1
+
+
+async def test_an_owner_routed_to_teams_gets_their_share_as_a_proactive_message(tmp_path):
+    idp = LoopbackIdP({APP_ID: APP_PASSWORD}).start()
+    connector = await FakeConnector(authorize=idp.accepts).start()
+    try:
+        with idp.trusted():
+            settings = Settings(
+                data_dir=tmp_path,
+                teams=TeamsSettings(
+                    app_id=APP_ID,
+                    app_password=SecretStr(APP_PASSWORD),
+                    openid_metadata_url=idp.openid_metadata_url,
+                    login_url=idp.login_url,
+                ),
+                digest=DigestSettings(
+                    teams_conversation="19:owners@thread.tacv2",
+                    teams_service_url=connector.url + "/",
+                ),
+            )
+            opener = lambda: FeedbackStore.open(settings.database, tmp_path)  # noqa: E731
+            store = opener()
+            store.set_route(DigestRoute(IT, "teams", "19:it-ops@thread.tacv2"))
+            store.close()
+            build, _ = racing_builder(owned_report())
+            outcome = await post_digest(
+                settings, opener, build, now=dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC)
+            )
+    finally:
+        await connector.close()
+        idp.close()
+    assert sorted(outcome.where) == sorted(["teams", f"teams 19:it-ops@thread.tacv2 for {IT}"])
+    [mine] = connector.messages("19:it-ops@thread.tacv2")
+    [rest] = connector.messages("19:owners@thread.tacv2")
+    it = FakeConnector.card_text(mine["attachments"][0]["content"])
+    others = FakeConnector.card_text(rest["attachments"][0]["content"])
+    assert f"Footnote digest for {IT}" in it and "vpn · token" in it and "carry" not in it
+    assert "vpn · token" not in others and "carry · vacation" in others
+
+
+def test_a_claim_made_before_routes_existed_survives_the_upgrade(database, tmp_path):
+    """Schema 2 claimed periods with no route; after migration 3 that claim is the default's."""
+
+    class StoreAtSchema2(FeedbackStore):
+        MIGRATIONS = FeedbackStore.MIGRATIONS[:2]
+
+    old = StoreAtSchema2.open(database, tmp_path)
+    old._rows(
+        "INSERT INTO digests (period, claimed_at, claimed_by, posted_at) VALUES (?, ?, ?, ?)",
+        ("2026-11-30T08:00Z", "2026-11-30T08:00:01", "old-replica", "2026-11-30T08:00:02"),
+    )
+    old.close()
+    store = FeedbackStore.open(database, tmp_path)
+    try:
+        assert store.schema_version() == 3
+        assert store.digests() == [("2026-11-30T08:00Z", "old-replica", "2026-11-30T08:00:02")]
+        assert not store.claim_digest("2026-11-30T08:00Z", "new")  # still posted: not again
+        assert store.claim_digest("2026-11-30T08:00Z", "new", route=f"owner:{HR}")
+    finally:
+        store.close()

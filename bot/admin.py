@@ -112,7 +112,8 @@ def message(title: str, text: str, status: int, hint: str = "") -> web.Response:
 
 HOW_TO_SIGN_IN = (
     f'Write "{ADMIN_COMMANDS[0]}" to Footnote in a direct message (Slack) or personal chat '
-    "(Teams): if you are in an admin group it answers with a sign-in link for you."
+    f'(Teams), or type "{ADMIN_COMMANDS[1]}" anywhere in Slack: if you are in an admin group '
+    "it sends you a sign-in link in a direct message."
 )
 
 

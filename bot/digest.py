@@ -8,11 +8,15 @@ own app id and password, which ``serve`` already holds and checks — and the sa
 answers; Office 365 connector webhooks are being retired by Microsoft, and a webhook URL is a
 bearer secret of its own to rotate.
 
-Exactly once per period, however many replicas run: before building or posting, a replica claims
-the period with an insert-or-nothing row in the shared database (``FeedbackStore.claim_digest``,
-the period's start as primary key). The one whose insert lands posts; the others see a conflict
-and do nothing. A post that fails gives the period back (the row is deleted), so a later check —
-on any replica — tries again.
+Owners who chose a channel (``footnote digest route``; the ``digest_routes`` table) get their
+own share of the report: what concerns their documents (``for_owners``). The rest goes to the
+default channel, as before routes existed.
+
+Exactly once per (route, period), however many replicas run: before building or posting, a
+replica claims each target with an insert-or-nothing row in the shared database
+(``FeedbackStore.claim_digest``; the period's start and the route as primary key). The one whose
+insert lands posts; the others see a conflict and do nothing. A post that fails gives that
+target back (its row is deleted), so a later check — on any replica — tries again.
 
 Document text and questions are data: every piece is rendered inert (Slack rich_text text
 elements, Teams TextRuns — never mrkdwn or Markdown), with no mention and no link.

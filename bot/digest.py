@@ -412,9 +412,7 @@ async def post_digest(
                     await post_teams(settings, share, conversation=target.target)
                 where.append(f"{target.platform} {target.target} for {target.owner}")
         except BaseException as exc:
-            await asyncio.to_thread(
-                _with_store, open_store, lambda s, k=key: s.release_digest(period.key, by, k)
-            )
+            await asyncio.to_thread(_with_store, open_store, _releasing(period, by, key))
             if not isinstance(exc, Exception):
                 raise
             log.warning(
@@ -425,13 +423,19 @@ async def post_digest(
             )
             failed = failed or exc
             continue
-        await asyncio.to_thread(
-            _with_store, open_store, lambda s, k=key: s.digest_posted(period.key, k)
-        )
+        await asyncio.to_thread(_with_store, open_store, _marking_posted(period, key))
     if failed is not None:
         raise failed
     log.info("posted the digest of %s to %s", period.key, ", ".join(where) or "nowhere")
     return Outcome(period, posted=True, where=where, report=report)
+
+
+def _releasing(period: Period, by: str, key: str) -> Callable[[FeedbackStore], None]:
+    return lambda store: store.release_digest(period.key, by, key)
+
+
+def _marking_posted(period: Period, key: str) -> Callable[[FeedbackStore], None]:
+    return lambda store: store.digest_posted(period.key, key)
 
 
 def _route_key(target: DigestRoute | None) -> str:

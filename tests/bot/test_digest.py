@@ -481,3 +481,20 @@ def test_a_claim_made_before_routes_existed_survives_the_upgrade(database, tmp_p
         assert store.claim_digest("2026-11-30T08:00Z", "new", route=f"owner:{HR}")
     finally:
         store.close()
+
+
+async def test_serve_posts_routed_owners_digests_with_no_default_channel(database, tmp_path, slack):
+    """No FOOTNOTE_DIGEST__SLACK_CHANNEL: the schedulers still post each route's share, once."""
+    settings = settings_for(database, tmp_path, slack)
+    assert not settings.digest.enabled
+    route(database, tmp_path, HR, "CHR")
+    build, _ = racing_builder(owned_report())
+    async with contextlib.AsyncExitStack() as stack:
+        for _ in range(2):
+            ctx = scheduled(settings, build, check_every_s=0.05)(None)
+            await ctx.__anext__()
+            stack.push_async_callback(_finish, ctx)
+        await slack.wait_for(lambda calls: slack.of("chat.postMessage"), timeout=10)
+        await asyncio.sleep(0.5)
+    assert [c.args["channel"] for c in slack.of("chat.postMessage")] == ["CHR"]
+    assert "carry · vacation" in posted_text(slack, "CHR")

@@ -897,7 +897,10 @@ def cmd_digest(args, settings: Settings) -> int:
             r = DigestRoute(args.owner, "teams", conversation)
         store.set_route(r)
         console.print(
-            plain(f"{r.owner}'s digest goes to {r.platform} {r.target} from the next period")
+            plain(
+                f"{r.owner}'s digest goes to {r.platform} {r.target}: footnote serve posts the "
+                "last period's at its next check (within 5 minutes), then one each period"
+            )
         )
         if r.platform == "teams" and not settings.digest.teams_service_url:
             stderr.print(

@@ -80,8 +80,12 @@ def replica_id() -> str:
 # --- rendering --------------------------------------------------------------------------------
 
 
-def _title(report: GapReport) -> str:
-    whose = f" for {report.owner}" if report.owner else ""
+def _title(report: GapReport, name_owner: bool = True) -> str:
+    """The owner's address is named only where it stays plain text: Slack's mrkdwn ``text``
+    (the notification) would turn an e-mail into a mailto link."""
+    whose = ""
+    if report.owner:
+        whose = f" for {report.owner}" if name_owner else " for your documents"
     return f"Footnote digest{whose} · {report.since[:10]} to {report.until[:10]}"
 
 
@@ -209,7 +213,7 @@ def slack_digest(report: GapReport) -> tuple[str, list[dict]]:
             if rest:
                 elements += render.slack_literal("\n" + rest, {"italic": True})
             blocks.append(render.slack_rich_block(elements))
-    text = render.slack_inert(f"{_title(report)}: {_summary(report)}")
+    text = render.slack_inert(f"{_title(report, name_owner=False)}: {_summary(report)}")
     return text, blocks[: render.MAX_BLOCKS]
 
 

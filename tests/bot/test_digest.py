@@ -330,7 +330,10 @@ async def test_two_owners_get_disjoint_digests_and_the_rest_goes_to_the_default(
     hr, it, rest = (posted_text(slack, c) for c in ("CHR", "CIT", "COWNERS"))
     [hr_post], [it_post] = slack.of("chat.postMessage", "CHR"), slack.of("chat.postMessage", "CIT")
     assert hr_post.args["blocks"][0]["text"]["text"].startswith(f"Footnote digest for {HR}")
-    assert it_post.args["text"].startswith(f"Footnote digest for {IT}")
+    assert it_post.args["blocks"][0]["text"]["text"].startswith(f"Footnote digest for {IT}")
+    # the notification is mrkdwn, where Slack would turn the address into a mailto link
+    assert it_post.args["text"].startswith("Footnote digest for your documents ·")
+    assert "@" not in hr_post.args["text"] and "@" not in it_post.args["text"]
     assert "carry · vacation" in hr and "vpn · token" not in hr
     assert "vpn · token" in it and "carry · vacation" not in it
     assert "vpn · leave · remote" in hr and "vpn · leave · remote" in it  # a topic of both

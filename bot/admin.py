@@ -112,7 +112,8 @@ def message(title: str, text: str, status: int, hint: str = "") -> web.Response:
 
 HOW_TO_SIGN_IN = (
     f'Write "{ADMIN_COMMANDS[0]}" to Footnote in a direct message (Slack) or personal chat '
-    "(Teams): if you are in an admin group it answers with a sign-in link for you."
+    f'(Teams), or type "{ADMIN_COMMANDS[1]}" anywhere in Slack: if you are in an admin group '
+    "it sends you a sign-in link in a direct message."
 )
 
 
@@ -678,10 +679,27 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
                 "Connect one with `footnote sources add …`, then run `footnote sync`.",
             )
         )
+        routes = await data.records.read("admin digest routes", lambda st: st.routes()) or []
+        route_rows = "".join(
+            f"<tr><td>{e(r.owner)}</td><td>{e(r.platform.capitalize())}</td>"
+            f"<td><code>{e(r.target)}</code></td></tr>"
+            for r in routes
+        )
+        digests = '<h2 id="digest-routes">Weekly digest routes</h2>' + (
+            '<div class="scroll"><table class="data"><thead><tr><th>Document owner</th><th>Platform</th>'
+            f"<th>Channel or conversation</th></tr></thead><tbody>{route_rows}</tbody></table></div>"
+            if routes
+            else empty(
+                "No owner has a digest of their own",
+                "Every document's gaps go to the default digest channel. Route an owner's "
+                "with `footnote digest route --owner … --slack-channel …`.",
+            )
+        )
         body = (
             '<div class="head"><h1>Sources</h1>'
             '<p class="muted">Company sources Footnote syncs, and how fresh each is.</p></div>'
             + listing
+            + digests
         )
         return page("Sources", body, active="sources", session=session)
 

@@ -51,6 +51,11 @@ ADMIN_REFUSED = (
     "If you need access, ask the person who runs Footnote."
 )
 
+ADMIN_LINK_SENT = "I've sent you a sign-in link to the admin page in a direct message."
+ADMIN_OFF = (
+    "The admin page is not turned on here. If you need it, ask the person who runs Footnote."
+)
+
 
 def is_admin_request(text: str) -> bool:
     """A chat message that asks for the admin link (``admin``, ``/footnote admin``)."""

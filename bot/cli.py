@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -238,6 +239,28 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="post it (once per period, however many replicas or runs; serve does it on schedule)",
     )
+
+    p = sub.add_parser(
+        "digest", help="where each document owner's weekly digest goes (Slack or Teams)"
+    )
+    what = p.add_subparsers(dest="action", required=True)
+    route = what.add_parser(
+        "route",
+        help="send the digest of one owner's documents to their own channel (or --remove it)",
+    )
+    route.add_argument(
+        "--owner", required=True, help="as the documents name it (owner: in front matter)"
+    )
+    where = route.add_mutually_exclusive_group(required=True)
+    where.add_argument("--slack-channel", help="a channel id, e.g. C0123456789 (invite Footnote)")
+    where.add_argument(
+        "--teams-conversation",
+        help="a conversation id, e.g. 19:…@thread.tacv2 (posted at FOOTNOTE_DIGEST__TEAMS_SERVICE_URL)",
+    )
+    where.add_argument(
+        "--remove", action="store_true", help="their documents go to the default digest again"
+    )
+    what.add_parser("routes", help="list the owners' routes")
 
     p = sub.add_parser("privacy", help="delete recorded questions, answers and feedback")
     what = p.add_subparsers(dest="action", required=True)
@@ -782,6 +805,14 @@ def open_records(settings: Settings):
     return FeedbackStore.open(settings.database, settings.data_dir)
 
 
+def _with_records(settings: Settings, fn):
+    store = open_records(settings)
+    try:
+        return fn(store)
+    finally:
+        store.close()
+
+
 def cmd_feedback(args, settings: Settings) -> int:
     from bot.cases import export_cases, parse_since
     from bot.directory import FileDirectory
@@ -859,16 +890,84 @@ def report_digest(args, settings: Settings, build) -> int:
         for line in report_lines(build(period.since, period.until)):
             console.print(plain(line), highlight=False)
         return 0
-    if not settings.digest.enabled:
+    if not settings.digest.enabled and not _with_records(settings, lambda s: s.routes()):
         raise ConfigError(
             "nowhere to post: set FOOTNOTE_DIGEST__SLACK_CHANNEL (a channel id) and/or "
-            "FOOTNOTE_DIGEST__TEAMS_CONVERSATION with FOOTNOTE_DIGEST__TEAMS_SERVICE_URL"
+            "FOOTNOTE_DIGEST__TEAMS_CONVERSATION with FOOTNOTE_DIGEST__TEAMS_SERVICE_URL, "
+            "or route an owner's digest (footnote digest route)"
         )
     outcome = asyncio.run(post_digest(settings, lambda: open_records(settings), build))
     if outcome.posted:
         console.print(plain(f"posted the digest of {period.key} to {', '.join(outcome.where)}"))
     else:
         console.print(plain(f"the digest of {period.key} is already posted (or being posted)"))
+    return 0
+
+
+SLACK_CHANNEL_ID = re.compile(r"[CG][A-Z0-9]{6,}")
+
+
+def cmd_digest(args, settings: Settings) -> int:
+    from bot.feedback import DigestRoute
+
+    store = open_records(settings)
+    try:
+        if args.action == "routes":
+            routes = store.routes()
+            for r in routes:
+                console.print(plain(f"{r.owner}\t{r.platform}\t{r.target}"), highlight=False)
+            if not routes:
+                console.print(
+                    plain(
+                        "no routes: every owner's documents are in the default digest "
+                        "(add one with footnote digest route --owner … --slack-channel …)",
+                        "dim",
+                    )
+                )
+            return 0
+        if args.remove:
+            gone = store.remove_route(args.owner)
+            console.print(
+                plain(
+                    f"removed the route of {args.owner.strip().lower()}: their documents go to "
+                    "the default digest"
+                    if gone
+                    else f"{args.owner} has no route (footnote digest routes lists them)"
+                )
+            )
+            return 0 if gone else 1
+        if not args.owner.strip():
+            raise ConfigError("--owner is empty: give the owner as the documents name it")
+        if args.slack_channel is not None:
+            channel = args.slack_channel.strip()
+            if not SLACK_CHANNEL_ID.fullmatch(channel):
+                raise ConfigError(
+                    f"--slack-channel {channel!r} is not a channel id: use the id (C0123456789, "
+                    "in the channel's details in Slack), not its #name"
+                )
+            r = DigestRoute(args.owner, "slack", channel)
+        else:
+            conversation = args.teams_conversation.strip()
+            if not conversation:
+                raise ConfigError("--teams-conversation is empty: give the conversation id")
+            r = DigestRoute(args.owner, "teams", conversation)
+        store.set_route(r)
+        console.print(
+            plain(
+                f"{r.owner}'s digest goes to {r.platform} {r.target}: footnote serve posts the "
+                "last period's at its next check (within 5 minutes), then one each period"
+            )
+        )
+        if r.platform == "teams" and not settings.digest.teams_service_url:
+            stderr.print(
+                plain(
+                    "note: set FOOTNOTE_DIGEST__TEAMS_SERVICE_URL (the conversation's serviceUrl) "
+                    "or the post will fail",
+                    "yellow",
+                )
+            )
+    finally:
+        store.close()
     return 0
 
 
@@ -941,6 +1040,7 @@ COMMANDS = {
     "eval": cmd_eval,
     "feedback": cmd_feedback,
     "report": cmd_report,
+    "digest": cmd_digest,
     "privacy": cmd_privacy,
     "bench": cmd_bench,
     "serve": cmd_serve,

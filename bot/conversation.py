@@ -33,7 +33,14 @@ from agent.drafts import Drafting
 from agent.loop import Progress
 from agent.messages import say
 from agent.turns import Answer, Turn
-from bot.admin_access import ADMIN_LINK, ADMIN_REFUSED, AdminAccess, is_admin_request
+from bot.admin_access import (
+    ADMIN_LINK,
+    ADMIN_LINK_SENT,
+    ADMIN_OFF,
+    ADMIN_REFUSED,
+    AdminAccess,
+    is_admin_request,
+)
 from bot.directory import Directory, DirectoryUnavailable, Person, find_off_loop
 from bot.feedback import (
     REASONS,
@@ -383,6 +390,27 @@ class Conversation:
             await reply.say(
                 ADMIN_LINK.format(minutes=minutes, link=self.admin.link(person.user_id))
             )
+
+    async def admin_link_command(self, asker: Member) -> tuple[str, str]:
+        """A platform's own command for the admin link (Slack's ``/footnote admin``), which may
+        be typed anywhere: (the link message, for a direct message to the asker only — "" when
+        they get none; the reply shown to the asker alone where they typed it)."""
+        if self.admin is None:
+            return "", ADMIN_OFF
+        try:
+            person = await self.person(asker)
+        except DirectoryUnavailable as exc:
+            log.warning("%s: the directory cannot be asked: %s", self.platform, exc)
+            return "", DIRECTORY_UNAVAILABLE
+        if person is None:
+            return "", NOT_IN_DIRECTORY
+        if not self.admin.is_admin(person):
+            return "", ADMIN_REFUSED
+        if not await self.state.allow(person.user_id):
+            return "", RATE_LIMITED
+        minutes = max(1, self.admin.link_ttl_s // 60)
+        link = ADMIN_LINK.format(minutes=minutes, link=self.admin.link(person.user_id))
+        return link, ADMIN_LINK_SENT
 
     # -- buttons ------------------------------------------------------------------------------
 

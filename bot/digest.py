@@ -8,11 +8,15 @@ own app id and password, which ``serve`` already holds and checks — and the sa
 answers; Office 365 connector webhooks are being retired by Microsoft, and a webhook URL is a
 bearer secret of its own to rotate.
 
-Exactly once per period, however many replicas run: before building or posting, a replica claims
-the period with an insert-or-nothing row in the shared database (``FeedbackStore.claim_digest``,
-the period's start as primary key). The one whose insert lands posts; the others see a conflict
-and do nothing. A post that fails gives the period back (the row is deleted), so a later check —
-on any replica — tries again.
+Owners who chose a channel (``footnote digest route``; the ``digest_routes`` table) get their
+own share of the report: what concerns their documents (``for_owners``). The rest goes to the
+default channel, as before routes existed.
+
+Exactly once per (route, period), however many replicas run: before building or posting, a
+replica claims each target with an insert-or-nothing row in the shared database
+(``FeedbackStore.claim_digest``; the period's start and the route as primary key). The one whose
+insert lands posts; the others see a conflict and do nothing. A post that fails gives that
+target back (its row is deleted), so a later check — on any replica — tries again.
 
 Document text and questions are data: every piece is rendered inert (Slack rich_text text
 elements, Teams TextRuns — never mrkdwn or Markdown), with no mention and no link.
@@ -26,12 +30,12 @@ import datetime as dt
 import logging
 import os
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bot import render
-from bot.feedback import FeedbackStore
+from bot.feedback import DigestRoute, FeedbackStore, owner_key
 from bot.gaps import DocRef, GapReport
 from bot.settings import DigestSettings, Settings
 from ingest.errors import ConfigError
@@ -76,12 +80,62 @@ def replica_id() -> str:
 # --- rendering --------------------------------------------------------------------------------
 
 
-def _title(report: GapReport) -> str:
-    return f"Footnote digest · {report.since[:10]} to {report.until[:10]}"
+def _title(report: GapReport, name_owner: bool = True) -> str:
+    """The owner's address is named only where it stays plain text: Slack's mrkdwn ``text``
+    (the notification) would turn an e-mail into a mailto link."""
+    whose = ""
+    if report.owner:
+        whose = f" for {report.owner}" if name_owner else " for your documents"
+    return f"Footnote digest{whose} · {report.since[:10]} to {report.until[:10]}"
 
 
 def _summary(report: GapReport) -> str:
+    if report.owner:
+        return (
+            f"{report.unanswered} of the {report.turns} questions asked were about your "
+            "documents and went unanswered."
+        )
     return f"{report.turns} questions asked, {report.unanswered} the documents could not answer."
+
+
+# --- one digest per owner ---------------------------------------------------------------------
+
+
+def for_owners(report: GapReport, routed: Collection[str]) -> dict[str, GapReport]:
+    """Split ``report`` by document owner: ``{owner: their share}`` for each routed owner with
+    anything to report, and ``""``: what concerns a document whose owner has no route (or no
+    document at all) — the default digest, which is the whole report when nothing is routed.
+    An item goes to every routed owner of its documents (a topic: of its closest documents; a
+    conflict: of both sides), and to the default digest too when one of them is unrouted."""
+    routed = {owner_key(o) for o in routed}
+    shares: dict[str, GapReport] = {}
+
+    def share(owner: str) -> GapReport:
+        if owner not in shares:
+            shares[owner] = GapReport(report.since, report.until, report.turns, 0, owner=owner)
+        return shares[owner]
+
+    def owners(docs: Sequence[DocRef]) -> set[str]:
+        found = {owner_key(d.owner) for d in docs}
+        mine = found & routed
+        return mine | {""} if (found - routed) or not docs else mine
+
+    share("")
+    for t in report.topics:
+        for o in owners(t.closest):
+            share(o).topics.append(t)
+            share(o).unanswered += t.count
+    for od in report.outdated:
+        for o in owners(od.cited):
+            share(o).outdated.append(od)
+    for st in report.stale:
+        for o in owners([st.doc]):
+            share(o).stale.append(st)
+    for c in report.conflicts:
+        for o in owners([c.older, c.newer]):
+            share(o).conflicts.append(c)
+    shares[""].unanswered = report.unanswered  # the company-wide figure, as before routes
+    return shares
 
 
 def _doc(d: DocRef) -> str:
@@ -159,7 +213,7 @@ def slack_digest(report: GapReport) -> tuple[str, list[dict]]:
             if rest:
                 elements += render.slack_literal("\n" + rest, {"italic": True})
             blocks.append(render.slack_rich_block(elements))
-    text = render.slack_inert(f"{_title(report)}: {_summary(report)}")
+    text = render.slack_inert(f"{_title(report, name_owner=False)}: {_summary(report)}")
     return text, blocks[: render.MAX_BLOCKS]
 
 
@@ -185,14 +239,16 @@ def teams_digest(report: GapReport) -> dict[str, Any]:
 # --- posting ----------------------------------------------------------------------------------
 
 
-async def post_slack(settings: Settings, report: GapReport, client: Any = None) -> str:
-    """Post to ``FOOTNOTE_DIGEST__SLACK_CHANNEL``; the message's ts."""
+async def post_slack(
+    settings: Settings, report: GapReport, client: Any = None, channel: str = ""
+) -> str:
+    """Post to ``channel`` (default ``FOOTNOTE_DIGEST__SLACK_CHANNEL``); the message's ts."""
     from slack_sdk.web.async_client import AsyncWebClient
 
     slack = settings.slack
     if slack is None:
         raise ConfigError(
-            "FOOTNOTE_DIGEST__SLACK_CHANNEL is set but Slack is not: set FOOTNOTE_SLACK__*"
+            "a digest goes to a Slack channel but Slack is not set up: set FOOTNOTE_SLACK__*"
         )
     text, blocks = slack_digest(report)
     client = client or AsyncWebClient(
@@ -200,7 +256,7 @@ async def post_slack(settings: Settings, report: GapReport, client: Any = None) 
         base_url=slack.api_url or AsyncWebClient.BASE_URL,
     )
     reply = await client.chat_postMessage(
-        channel=settings.digest.slack_channel,
+        channel=channel or settings.digest.slack_channel,
         text=text,
         blocks=blocks,
         unfurl_links=False,
@@ -209,8 +265,9 @@ async def post_slack(settings: Settings, report: GapReport, client: Any = None) 
     return str(reply.get("ts", ""))
 
 
-async def post_teams(settings: Settings, report: GapReport) -> str:
-    """A proactive message into ``FOOTNOTE_DIGEST__TEAMS_CONVERSATION`` at its serviceUrl."""
+async def post_teams(settings: Settings, report: GapReport, conversation: str = "") -> str:
+    """A proactive message into ``conversation`` (default ``FOOTNOTE_DIGEST__TEAMS_CONVERSATION``)
+    at ``FOOTNOTE_DIGEST__TEAMS_SERVICE_URL``."""
     from botbuilder.core import CardFactory, MessageFactory, TurnContext
     from botbuilder.integration.aiohttp import CloudAdapter
     from botbuilder.schema import ChannelAccount, ConversationAccount, ConversationReference
@@ -220,7 +277,7 @@ async def post_teams(settings: Settings, report: GapReport) -> str:
     teams, digest = settings.teams, settings.digest
     if teams is None:
         raise ConfigError(
-            "FOOTNOTE_DIGEST__TEAMS_CONVERSATION is set but Teams is not: set FOOTNOTE_TEAMS__*"
+            "a digest goes to a Teams conversation but Teams is not set up: set FOOTNOTE_TEAMS__*"
         )
     if not digest.teams_service_url:
         raise ConfigError(
@@ -231,7 +288,7 @@ async def post_teams(settings: Settings, report: GapReport) -> str:
     reference = ConversationReference(
         channel_id="msteams",
         service_url=digest.teams_service_url,
-        conversation=ConversationAccount(id=digest.teams_conversation),
+        conversation=ConversationAccount(id=conversation or digest.teams_conversation),
         bot=ChannelAccount(id=teams.app_id),
     )
     sent: list[str] = []
@@ -303,9 +360,12 @@ def scheduled(settings: Settings, build: Builder, check_every_s: float = CHECK_E
 @dataclass(frozen=True)
 class Outcome:
     period: Period
-    posted: bool  # False: another replica (or an earlier run) has this period
+    posted: bool  # False: other replicas (or earlier runs) have every digest of this period
     where: Sequence[str] = ()
     report: GapReport | None = None
+
+
+DEFAULT_ROUTE = ""  # the claim key of the default channel's digest
 
 
 async def post_digest(
@@ -316,34 +376,92 @@ async def post_digest(
     by: str | None = None,
     slack_client: Any = None,
 ) -> Outcome:
-    """Claim the current period, then build and post its report; nothing if it is claimed."""
+    """Claim the current period's digests — the default channel's and each routed owner's, one
+    claim each — then build the report once and post every share this replica claimed. A share
+    whose post fails is given back (the others stay posted); the first failure is raised after
+    the rest are done."""
     period = current_period(now or dt.datetime.now(dt.UTC), settings.digest)
     by = by or replica_id()
 
-    def claim() -> bool:
-        store = open_store()
-        try:
-            return store.claim_digest(period.key, by)
-        finally:
-            store.close()
+    def claim(store: FeedbackStore) -> tuple[list[DigestRoute], list[DigestRoute | None]]:
+        routes = store.routes()
+        targets: list[DigestRoute | None] = [None] if settings.digest.enabled else []
+        targets += routes
+        won = [t for t in targets if store.claim_digest(period.key, by, _route_key(t))]
+        return routes, won
 
-    if not await asyncio.to_thread(claim):
+    routes, claimed = await asyncio.to_thread(_with_store, open_store, claim)
+    if not claimed:
         return Outcome(period, posted=False)
     try:
         report = await asyncio.to_thread(build, period.since, period.until)
-        where = []
-        if settings.digest.slack_channel:
-            await post_slack(settings, report, slack_client)
-            where.append(f"slack {settings.digest.slack_channel}")
-        if settings.digest.teams_conversation:
-            await post_teams(settings, report)
-            where.append("teams")
+        shares = for_owners(report, [r.owner for r in routes])
     except BaseException:
-        await asyncio.to_thread(_with_store, open_store, lambda s: s.release_digest(period.key, by))
+        await asyncio.to_thread(_with_store, open_store, lambda s: _release(s, period, by, claimed))
         raise
-    await asyncio.to_thread(_with_store, open_store, lambda s: s.digest_posted(period.key))
+    where: list[str] = []
+    failed: BaseException | None = None
+    for target in claimed:
+        key = _route_key(target)
+        try:
+            if target is None:
+                where += await _post_default(settings, shares[""], slack_client)
+            else:
+                share = shares.get(target.owner) or GapReport(
+                    report.since, report.until, report.turns, 0, owner=target.owner
+                )
+                if target.platform == "slack":
+                    await post_slack(settings, share, slack_client, channel=target.target)
+                else:
+                    await post_teams(settings, share, conversation=target.target)
+                where.append(f"{target.platform} {target.target} for {target.owner}")
+        except BaseException as exc:
+            await asyncio.to_thread(_with_store, open_store, _releasing(period, by, key))
+            if not isinstance(exc, Exception):
+                raise
+            log.warning(
+                "could not post the digest of %s to %s: %s",
+                period.key,
+                key or "the default channel",
+                exc,
+            )
+            failed = failed or exc
+            continue
+        await asyncio.to_thread(_with_store, open_store, _marking_posted(period, key))
+    if failed is not None:
+        raise failed
     log.info("posted the digest of %s to %s", period.key, ", ".join(where) or "nowhere")
     return Outcome(period, posted=True, where=where, report=report)
+
+
+def _releasing(period: Period, by: str, key: str) -> Callable[[FeedbackStore], None]:
+    return lambda store: store.release_digest(period.key, by, key)
+
+
+def _marking_posted(period: Period, key: str) -> Callable[[FeedbackStore], None]:
+    return lambda store: store.digest_posted(period.key, key)
+
+
+def _route_key(target: DigestRoute | None) -> str:
+    return DEFAULT_ROUTE if target is None else target.key
+
+
+def _release(
+    store: FeedbackStore, period: Period, by: str, claimed: Sequence[DigestRoute | None]
+) -> None:
+    for target in claimed:
+        store.release_digest(period.key, by, _route_key(target))
+
+
+async def _post_default(settings: Settings, report: GapReport, slack_client: Any) -> list[str]:
+    where = []
+    if settings.digest.slack_channel:
+        await post_slack(settings, report, slack_client)
+        where.append(f"slack {settings.digest.slack_channel}")
+    if settings.digest.teams_conversation:
+        await post_teams(settings, report)
+        where.append("teams")
+    return where
 
 
 def _with_store(open_store: Callable[[], FeedbackStore], fn: Callable[[FeedbackStore], Any]) -> Any:

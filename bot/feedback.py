@@ -99,6 +99,28 @@ class FeedbackRecord:
     at: str = field(default_factory=now)
 
 
+def owner_key(owner: str) -> str:
+    """An owner as routes match it: e-mail-like addresses compare without case or spaces."""
+    return owner.strip().lower()
+
+
+@dataclass(frozen=True)
+class DigestRoute:
+    """Where one document owner's weekly digest goes: a Slack channel or a Teams conversation."""
+
+    owner: str
+    platform: Literal["slack", "teams"]
+    target: str  # a Slack channel id (C…/G…) or a Teams conversation id (19:…)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "owner", owner_key(self.owner))
+
+    @property
+    def key(self) -> str:
+        """The route's part of a digest claim: one post per owner and period."""
+        return "owner:" + self.owner
+
+
 def ago(days: float, at: str | None = None) -> str:
     """The timestamp ``days`` before ``at`` (default: now), as the records store them."""
     base = dt.datetime.fromisoformat(at) if at else dt.datetime.now(dt.UTC)
@@ -150,6 +172,31 @@ class FeedbackStore(Database):
                     claimed_at TEXT NOT NULL,
                     claimed_by TEXT NOT NULL,
                     posted_at TEXT NOT NULL DEFAULT ''
+                )""",
+            ],
+        ),
+        (
+            3,
+            [
+                # per-owner digests: a claim is per (period, route); "" is the default channel
+                """CREATE TABLE digests_v3 (
+                    period TEXT NOT NULL,
+                    route TEXT NOT NULL DEFAULT '',
+                    claimed_at TEXT NOT NULL,
+                    claimed_by TEXT NOT NULL,
+                    posted_at TEXT NOT NULL DEFAULT '',
+                    PRIMARY KEY (period, route)
+                )""",
+                "INSERT INTO digests_v3 (period, route, claimed_at, claimed_by, posted_at)"
+                " SELECT period, '', claimed_at, claimed_by, posted_at FROM digests",
+                "DROP TABLE digests",
+                "ALTER TABLE digests_v3 RENAME TO digests",
+                # where each document owner wants their digest (footnote digest route)
+                """CREATE TABLE digest_routes (
+                    owner TEXT PRIMARY KEY,
+                    platform TEXT NOT NULL,
+                    target TEXT NOT NULL,
+                    added_at TEXT NOT NULL
                 )""",
             ],
         ),
@@ -257,32 +304,57 @@ class FeedbackStore(Database):
             for r in rows
         ]
 
-    def claim_digest(self, period: str, by: str) -> bool:
-        """Claim the digest of ``period``: True for exactly one caller however many race (the
-        row's primary key decides; insert-or-nothing), False for every other."""
+    def claim_digest(self, period: str, by: str, route: str = "") -> bool:
+        """Claim the digest of ``period`` for ``route`` ("" the default channel, else an owner's
+        route key): True for exactly one caller however many race (the row's primary key
+        decides; insert-or-nothing), False for every other."""
         return (
             self._count(
-                "INSERT INTO digests (period, claimed_at, claimed_by) VALUES (?, ?, ?)"
-                " ON CONFLICT (period) DO NOTHING",
-                (period, now(), by),
+                "INSERT INTO digests (period, route, claimed_at, claimed_by) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (period, route) DO NOTHING",
+                (period, route, now(), by),
             )
             == 1
         )
 
-    def digest_posted(self, period: str) -> None:
-        self._count("UPDATE digests SET posted_at = ? WHERE period = ?", (now(), period))
-
-    def release_digest(self, period: str, by: str) -> None:
-        """Give a claimed period back after its post failed, so a later try (any replica) posts."""
+    def digest_posted(self, period: str, route: str = "") -> None:
         self._count(
-            "DELETE FROM digests WHERE period = ? AND claimed_by = ? AND posted_at = ''",
-            (period, by),
+            "UPDATE digests SET posted_at = ? WHERE period = ? AND route = ?",
+            (now(), period, route),
         )
 
-    def digests(self) -> list[tuple[str, str, str]]:
-        """(period, claimed by, posted at) of every digest claimed, oldest first."""
-        rows = self._rows("SELECT period, claimed_by, posted_at FROM digests ORDER BY period")
+    def release_digest(self, period: str, by: str, route: str = "") -> None:
+        """Give a claimed period back after its post failed, so a later try (any replica) posts."""
+        self._count(
+            "DELETE FROM digests WHERE period = ? AND route = ? AND claimed_by = ?"
+            " AND posted_at = ''",
+            (period, route, by),
+        )
+
+    def digests(self, route: str = "") -> list[tuple[str, str, str]]:
+        """(period, claimed by, posted at) of every digest claimed for ``route``, oldest first."""
+        rows = self._rows(
+            "SELECT period, claimed_by, posted_at FROM digests WHERE route = ? ORDER BY period",
+            (route,),
+        )
         return [(str(a), str(b), str(c)) for a, b, c in rows]
+
+    def set_route(self, route: DigestRoute) -> None:
+        """Send ``route.owner``'s digest to ``route`` from the next period on (replacing any)."""
+        self._rows(
+            "INSERT INTO digest_routes (owner, platform, target, added_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (owner) DO UPDATE SET platform = excluded.platform,"
+            " target = excluded.target, added_at = excluded.added_at",
+            (route.owner, route.platform, route.target, now()),
+        )
+
+    def remove_route(self, owner: str) -> bool:
+        """False when ``owner`` had no route."""
+        return self._count("DELETE FROM digest_routes WHERE owner = ?", (owner_key(owner),)) > 0
+
+    def routes(self) -> list[DigestRoute]:
+        rows = self._rows("SELECT owner, platform, target FROM digest_routes ORDER BY owner")
+        return [DigestRoute(str(o), str(p), str(t)) for o, p, t in rows]  # type: ignore[arg-type]
 
     def earlier_questions(self, t: TurnRecord, limit: int = 5, after: str = "") -> list[str]:
         """The asker's questions before ``t`` in the same conversation (since ``after``), oldest

@@ -93,6 +93,7 @@ class GapReport:
     outdated: list[OutdatedAnswer] = field(default_factory=list)
     stale: list[StaleDocument] = field(default_factory=list)
     conflicts: list[DocumentConflict] = field(default_factory=list)
+    owner: str = ""  # set on one owner's share of the report (``bot/digest.py``)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -150,14 +151,33 @@ def build_report(
             )
         topics.sort(key=lambda t: (-t.count, -t.askers, t.name))
         report.topics = topics[:max_topics]
+    owner = _owners(lookup)
     report.outdated = [
-        OutdatedAnswer(t.question, t.at, [DocRef(c.doc_id, c.title) for c in t.citations])
+        OutdatedAnswer(
+            t.question,
+            t.at,
+            [DocRef(c.doc_id, c.title, owner=owner(c.doc_id, t.groups)) for c in t.citations],
+        )
         for t, f in rows
         if f is not None and f.vote == "down" and f.reason == "outdated"
     ]
     report.stale = _stale(rows, lookup, until, stale_days, stale_min_citations)
-    report.conflicts = _conflicts(rows)
+    report.conflicts = _conflicts(rows, owner)
     return report
+
+
+def _owners(lookup: DocLookup) -> Callable[[str, Sequence[str]], str]:
+    """(doc id, groups of someone shown it) → the document's owner in the index now ("" when
+    it has none or is gone): what routes an item of the report to its owner's digest."""
+    known: dict[str, str] = {}
+
+    def owner(doc_id: str, groups: Sequence[str]) -> str:
+        if doc_id not in known:
+            doc = lookup(doc_id, groups)
+            known[doc_id] = doc.owner if doc is not None else ""
+        return known[doc_id]
+
+    return owner
 
 
 def similarity(questions: Sequence[str], vectors: np.ndarray) -> np.ndarray:
@@ -325,14 +345,17 @@ def _stale(
     return out
 
 
-def _conflicts(rows: Sequence[tuple[TurnRecord, FeedbackRecord | None]]) -> list[DocumentConflict]:
+def _conflicts(
+    rows: Sequence[tuple[TurnRecord, FeedbackRecord | None]],
+    owner: Callable[[str, Sequence[str]], str] = lambda _d, _g: "",
+) -> list[DocumentConflict]:
     seen: dict[tuple[str, str], list[Any]] = {}
     for t, _ in rows:
         for c in t.conflicts:
             key = (c.older, c.newer)
             if key not in seen:
-                older = DocRef(c.older, c.older_title, c.older_updated)
-                newer = DocRef(c.newer, c.newer_title, c.newer_updated)
+                older = DocRef(c.older, c.older_title, c.older_updated, owner(c.older, t.groups))
+                newer = DocRef(c.newer, c.newer_title, c.newer_updated, owner(c.newer, t.groups))
                 seen[key] = [older, newer, 0, c.note]
             seen[key][2] += 1
     out = [DocumentConflict(o, n, count, note) for o, n, count, note in seen.values()]

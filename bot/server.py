@@ -290,7 +290,8 @@ async def serve(
     )
     state = ConversationState.from_settings(settings.redis)
     app = build_app(settings, deps, assistant, state, traces)
-    if settings.digest.enabled:
+    if settings.digest.enabled or settings.slack or settings.teams:
+        # with no default channel, owners' routes (footnote digest route) may still want theirs
         from bot.digest import report_builder, scheduled
 
         app.cleanup_ctx.append(scheduled(settings, report_builder(settings, deps)))

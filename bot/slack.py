@@ -78,6 +78,9 @@ PROGRESS_INTERVAL_S = 0.5  # at most one progress edit per half second (chat.upd
 # several answers streaming at once).
 DRAFT_INTERVAL_S = 1.0
 USER_CACHE_S = 600.0
+SLASH_COMMAND = "/footnote"  # deploy/slack-manifest.yaml declares it
+COMMAND_USAGE = "Usage: /footnote admin — a sign-in link to the admin page, sent to you in a DM."
+COMMAND_NO_DM = 'I could not open a direct message with you. Write "admin" to me in a DM instead.'
 
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 _LINK = re.compile(r"<((?:https?|mailto):[^>|]+)(?:\|([^>]*))?>")
@@ -198,6 +201,7 @@ class SlackAdapter:
         app.action(render.FEEDBACK_REASON)(self._on_feedback_reason)
         app.action(render.FEEDBACK_OTHER)(self._on_feedback_other)
         app.action(render.TICKET_OFFER)(self._on_ticket_offer)
+        app.command(SLASH_COMMAND)(self._on_command)
         app.error(self._on_error)
 
     async def handle(self, request: web.Request) -> web.Response:
@@ -401,6 +405,34 @@ class SlackAdapter:
             cursor = (resp.get("response_metadata") or {}).get("next_cursor")
             if not cursor:
                 break
+
+    # -- the slash command -----------------------------------------------------------------
+
+    async def _on_command(self, ack, command: dict, respond) -> None:
+        """``/footnote admin``: acknowledged at once (Slack waits 3 s); the sign-in link goes
+        to the asker in a DM with the bot — never into the channel it was typed in — and what
+        they see where they typed it is ephemeral (the command's response_url)."""
+        words = " ".join(str(command.get("text") or "").lower().split())
+        if words != "admin":
+            await ack(response_type="ephemeral", text=render.slack_inert(COMMAND_USAGE))
+            return
+        await ack()
+        user = str(command.get("user_id") or "")
+        private, here = await self.conversation.admin_link_command(self._member(user))
+        if private:
+            try:
+                opened = await self.client.conversations_open(users=user)
+                await self.client.chat_postMessage(
+                    channel=opened["channel"]["id"],
+                    text=render.slack_inert(private),
+                    blocks=render.slack_message_blocks(private),
+                    unfurl_links=False,
+                    unfurl_media=False,
+                )
+            except SlackApiError as exc:
+                log.warning("could not DM the admin link to %s: %s", user, exc)
+                here = COMMAND_NO_DM
+        await respond(text=render.slack_inert(here), response_type="ephemeral")
 
     # -- buttons ---------------------------------------------------------------------------
 

@@ -31,6 +31,8 @@ class FakeSlackAPI(Recorder):
         self.channels = channels or {}  # channel id → member ids
         self._ts = itertools.count(1)
         self.fail: dict[str, str] = {}  # method → error to answer with
+        # channel → error every post into it answers with (e.g. "not_in_channel")
+        self.fail_in: dict[str, str] = {}
         self.sockets: list[web.WebSocketResponse] = []  # Socket Mode connections
         self.acks: list[dict] = []  # what the app sent back over Socket Mode
         # Streamed messages (chat.startStream): ts → {"channel", "text", "streaming"}
@@ -40,6 +42,7 @@ class FakeSlackAPI(Recorder):
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
         app.router.add_get("/socket", self._socket)
+        app.router.add_post("/commands/{hook}", self._respond)
         self.runner, self.url = await start_app(app)
         return self
 
@@ -86,6 +89,20 @@ class FakeSlackAPI(Recorder):
     def api_url(self) -> str:
         return self.url + "/api/"
 
+    def response_url(self, hook: str) -> str:
+        """A slash command's response_url (``https://hooks.slack.com/commands/…`` in Slack)."""
+        return f"{self.url}/commands/{hook}"
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        """A message posted to a response_url: JSON, answered with a plain ``ok``."""
+        body = await request.json()
+        await self._record(Call("response_url", {"hook": request.match_info["hook"], **body}))
+        return web.Response(text="ok")
+
+    def dm_channel(self, user: str) -> str:
+        """The id of the bot's DM with ``user`` (what conversations.open answers)."""
+        return "D" + user[1:]
+
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         args: dict = dict(request.query)
@@ -98,11 +115,12 @@ class FakeSlackAPI(Recorder):
         for key in ("blocks", "attachments"):
             if isinstance(args.get(key), str):
                 args[key] = json.loads(args[key])
-        result = (
-            {"ok": False, "error": self.fail[method]}
-            if method in self.fail
-            else self._answer(method, args)
-        )
+        if method in self.fail:
+            result = {"ok": False, "error": self.fail[method]}
+        elif method.startswith("chat.") and args.get("channel") in self.fail_in:
+            result = {"ok": False, "error": self.fail_in[args["channel"]]}
+        else:
+            result = self._answer(method, args)
         await self._record(Call(method, args, result=result))
         return web.json_response(result)
 
@@ -144,6 +162,14 @@ class FakeSlackAPI(Recorder):
                     "profile": {"email": user.get("email", "")},
                 },
             }
+        if method == "conversations.open":
+            users = str(args.get("users") or "")
+            if not users or "," in users:  # one person: the bot's DM with them
+                return {
+                    "ok": False,
+                    "error": "users_list_not_supplied" if not users else "not_implemented",
+                }
+            return {"ok": True, "channel": {"id": self.dm_channel(users)}}
         if method == "conversations.members":
             members = self.channels.get(args.get("channel", ""))
             if members is None:
@@ -312,6 +338,34 @@ class SlackSender:
 
     async def event(self, payload: dict, **kw) -> tuple[int, str]:
         return await self.post(json.dumps(payload), **kw)
+
+    async def command(
+        self,
+        text: str,
+        *,
+        user: str,
+        channel: str,
+        response_url: str,
+        command: str = "/footnote",
+        **kw,
+    ) -> tuple[int, str]:
+        """A slash command as Slack sends it: a signed form of the command's fields."""
+        fields = {
+            "token": "deprecated-verification-token",
+            "team_id": TEAM_ID,
+            "team_domain": "northwind",
+            "channel_id": channel,
+            "channel_name": "directmessage" if channel.startswith("D") else "general",
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": command,
+            "text": text,
+            "api_app_id": "A0FOOTNOTE",
+            "is_enterprise_install": "false",
+            "response_url": response_url,
+            "trigger_id": f"{int(time.time())}.{TEAM_ID}.{uuid.uuid4().hex}",
+        }
+        return await self.post(urlencode(fields), "application/x-www-form-urlencoded", **kw)
 
     async def action(self, payload: dict, **kw) -> tuple[int, str]:
         return await self.post(

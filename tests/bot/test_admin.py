@@ -459,6 +459,19 @@ async def test_sources_show_sync_state_and_errors(admin):
     text = await admin.page("/admin/sources")
     assert "intranet" in text and ">2<" in text and "just now" in text
     assert "&lt;script&gt;" in text and "<script>alert" not in text
+    assert "No owner has a digest of their own" in text
+
+
+async def test_sources_list_the_owners_digest_routes(admin):
+    from bot.feedback import DigestRoute
+
+    await admin.sign_in()
+    admin.store.set_route(DigestRoute("HR@Northwind.example", "slack", "C0HR12345"))
+    admin.store.set_route(DigestRoute("<b>it</b>@northwind.example", "teams", "19:it@thread.tacv2"))
+    text = await admin.page("/admin/sources")
+    assert "Weekly digest routes" in text and "No owner has a digest" not in text
+    assert "hr@northwind.example" in text and "<code>C0HR12345</code>" in text
+    assert "&lt;b&gt;it&lt;/b&gt;@northwind.example" in text and "<b>it</b>" not in text
 
 
 async def test_overview_draws_a_chart_per_measure(admin):

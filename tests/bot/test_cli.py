@@ -460,3 +460,45 @@ def test_report_gaps_and_a_digest_with_nowhere_to_post(tmp_path):
     assert "Answers marked outdated" in text.stdout and "q old?" in text.stdout
     post = footnote("report", "digest", "--post", data_dir=data_dir)
     assert post.returncode == 2 and "FOOTNOTE_DIGEST__SLACK_CHANNEL" in post.stderr
+
+
+def test_digest_routes_are_added_listed_and_removed(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FOOTNOTE_DATA_DIR", str(tmp_path / "data"))
+    assert footnote_main(["digest", "routes"]) == 0
+    assert "no routes" in capsys.readouterr().out
+    assert (
+        footnote_main(
+            ["digest", "route", "--owner", "HR@x.example", "--slack-channel", "C0HR12345"]
+        )
+        == 0
+    )
+    assert (
+        footnote_main(
+            [
+                "digest",
+                "route",
+                "--owner",
+                "it@x.example",
+                "--teams-conversation",
+                "19:it@thread.tacv2",
+            ]
+        )
+        == 0
+    )
+    assert "FOOTNOTE_DIGEST__TEAMS_SERVICE_URL" in capsys.readouterr().err
+    assert (
+        footnote_main(["digest", "route", "--owner", "ops@x.example", "--slack-channel", "#ops"])
+        == 2
+    )
+    assert "not a channel id" in capsys.readouterr().err
+    assert footnote_main(["digest", "routes"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split() for line in listed] == [
+        ["hr@x.example", "slack", "C0HR12345"],
+        ["it@x.example", "teams", "19:it@thread.tacv2"],
+    ]
+    assert footnote_main(["digest", "route", "--owner", "hr@x.example", "--remove"]) == 0
+    assert footnote_main(["digest", "route", "--owner", "hr@x.example", "--remove"]) == 1
+    capsys.readouterr()
+    assert footnote_main(["digest", "routes"]) == 0
+    assert "hr@x.example" not in capsys.readouterr().out

@@ -12,7 +12,7 @@ import pytest
 from pydantic import SecretStr
 
 from bot.digest import current_period, post_digest, scheduled, slack_digest, teams_digest
-from bot.feedback import FeedbackStore
+from bot.feedback import DigestRoute, FeedbackStore
 from bot.gaps import (
     DocRef,
     DocumentConflict,
@@ -259,3 +259,245 @@ async def test_teams_digest_is_a_proactive_message_with_the_bots_token(tmp_path)
     text = FakeConnector.card_text(card)
     assert "carry · vacation · days — 5 questions, 4 people" in text
     assert "](" not in text  # no link run
+
+
+# --- per-owner digests ------------------------------------------------------------------------
+
+HR, IT = "hr@northwind.example", "it-ops@northwind.example"
+
+
+def owned_report() -> GapReport:
+    """A report whose items belong to HR, to IT, to an owner with no route, and to nobody."""
+    leave = DocRef("hr/leave.md", "Leave policy", "2026-01-10", "HR@Northwind.example ")
+    vpn = DocRef("it/vpn.md", "VPN guide", "2024-02-01", IT)
+    travel = DocRef(
+        "finance/travel.md", "Travel " + HOSTILE, "2025-05-01", "finance@northwind.example"
+    )
+    orphan = DocRef("misc/notes.md", "Notes", "2025-01-01")
+
+    def topic(name: str, count: int, *closest: DocRef) -> Topic:
+        return Topic(name, name.split(" · "), count, count, [f"about {name}?"], list(closest))
+
+    return GapReport(
+        since="2026-11-23T08:00:00.000+00:00",
+        until="2026-11-30T08:00:00.000+00:00",
+        turns=40,
+        unanswered=12,
+        topics=[
+            topic("carry · vacation", 4, leave),
+            topic("vpn · token", 3, vpn),
+            topic("per diem · travel", 2, travel),
+            topic("parking", 2),  # no closest document: nobody's, so the default channel's
+            topic("vpn · leave · remote", 1, vpn, leave),  # both owners see it
+        ],
+        outdated=[OutdatedAnswer("What is the VPN host?", "2026-11-25", [vpn])],
+        stale=[StaleDocument(orphan, 5)],
+        conflicts=[DocumentConflict(travel, leave, 2, "Travel vs Leave disagree on days")],
+    )
+
+
+def posted_text(slack: FakeSlackAPI, channel: str) -> str:
+    [post] = slack.of("chat.postMessage", channel)
+    return blocks_text(post.args["blocks"])
+
+
+def route(database, tmp_path, owner: str, channel: str) -> None:
+    store = FeedbackStore.open(database, tmp_path)
+    try:
+        store.set_route(DigestRoute(owner, "slack", channel))
+    finally:
+        store.close()
+
+
+async def test_two_owners_get_disjoint_digests_and_the_rest_goes_to_the_default(
+    database, tmp_path, slack
+):
+    settings = settings_for(database, tmp_path, slack, slack_channel="COWNERS")
+    route(database, tmp_path, HR, "CHR")
+    route(database, tmp_path, IT.upper(), "CIT")  # owners match without case
+    build, calls = racing_builder(owned_report())
+    outcome = await post_digest(
+        settings,
+        lambda: FeedbackStore.open(database, tmp_path),
+        build,
+        now=dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC),
+        by="r1",
+    )
+    assert outcome.posted and len(calls) == 1
+    assert sorted(outcome.where) == sorted(
+        ["slack COWNERS", f"slack CHR for {HR}", f"slack CIT for {IT}"]
+    )
+    hr, it, rest = (posted_text(slack, c) for c in ("CHR", "CIT", "COWNERS"))
+    [hr_post], [it_post] = slack.of("chat.postMessage", "CHR"), slack.of("chat.postMessage", "CIT")
+    assert hr_post.args["blocks"][0]["text"]["text"].startswith(f"Footnote digest for {HR}")
+    assert it_post.args["blocks"][0]["text"]["text"].startswith(f"Footnote digest for {IT}")
+    # the notification is mrkdwn, where Slack would turn the address into a mailto link
+    assert it_post.args["text"].startswith("Footnote digest for your documents ·")
+    assert "@" not in hr_post.args["text"] and "@" not in it_post.args["text"]
+    assert "carry · vacation" in hr and "vpn · token" not in hr
+    assert "vpn · token" in it and "carry · vacation" not in it
+    assert "vpn · leave · remote" in hr and "vpn · leave · remote" in it  # a topic of both
+    assert "What is the VPN host?" in it and "What is the VPN host?" not in hr
+    assert "5 of the 40 questions asked" in hr  # 4 + 1 of HR's topics
+    # HR's side of a conflict with an unrouted owner: both HR and the default channel hear it
+    assert "Travel vs Leave disagree" in hr and "Travel vs Leave disagree" in rest
+    # the default digest: what no routed owner holds, as it was before routes
+    assert "per diem · travel" in rest and "parking" in rest and "Notes — cited 5" in rest
+    assert "carry · vacation" not in rest and "vpn · token" not in rest
+    assert "12 the documents could not answer" in rest
+    # a title stays data in an owner's digest too: every element plain text, no link
+    elements = [
+        e
+        for b in hr_post.args["blocks"]
+        if b["type"] == "rich_text"
+        for s in b["elements"]
+        for e in s["elements"]
+    ]
+    assert {e["type"] for e in elements} == {"text"} and HOSTILE.split(" <https")[0] in hr
+
+
+async def test_owner_digests_are_posted_once_however_many_replicas_race(database, tmp_path, slack):
+    settings = settings_for(database, tmp_path, slack, slack_channel="COWNERS")
+    FeedbackStore.open(database, tmp_path).close()
+    route(database, tmp_path, HR, "CHR")
+    route(database, tmp_path, IT, "CIT")
+    build, calls = racing_builder(owned_report())
+    now = dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC)
+    outcomes = await asyncio.gather(
+        *(
+            post_digest(
+                settings, lambda: FeedbackStore.open(database, tmp_path), build, now=now, by=f"r{i}"
+            )
+            for i in range(4)
+        )
+    )
+    assert sum(len(o.where) for o in outcomes) == 3  # three targets, each posted by one replica
+    for channel in ("COWNERS", "CHR", "CIT"):
+        assert len(slack.of("chat.postMessage", channel)) == 1, channel
+    assert 1 <= len(calls) <= 3  # built only by replicas that won a claim
+    store = FeedbackStore.open(database, tmp_path)
+    try:
+        assert [(p, bool(at)) for p, _, at in store.digests(f"owner:{HR}")] == [
+            ("2026-11-30T08:00Z", True)
+        ]
+    finally:
+        store.close()
+
+
+async def test_a_removed_route_sends_the_owners_items_back_to_the_default(
+    database, tmp_path, slack
+):
+    settings = settings_for(database, tmp_path, slack, slack_channel="COWNERS")
+    route(database, tmp_path, HR, "CHR")
+    build, _ = racing_builder(owned_report())
+    week = dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC)
+    opener = lambda: FeedbackStore.open(database, tmp_path)  # noqa: E731
+    await post_digest(settings, opener, build, now=week, by="r")
+    assert "carry · vacation" not in posted_text(slack, "COWNERS")
+    store = opener()
+    try:
+        assert store.remove_route(" hr@NORTHWIND.example") is True
+        assert store.remove_route(HR) is False
+        assert store.routes() == []
+    finally:
+        store.close()
+    slack.calls.clear()
+    outcome = await post_digest(settings, opener, build, now=week + dt.timedelta(days=7), by="r")
+    assert outcome.where == ["slack COWNERS"]
+    assert not slack.of("chat.postMessage", "CHR")
+    assert "carry · vacation" in posted_text(slack, "COWNERS")
+
+
+async def test_an_owners_failed_post_is_retried_without_posting_the_others_again(
+    database, tmp_path, slack
+):
+    settings = settings_for(database, tmp_path, slack, slack_channel="COWNERS")
+    route(database, tmp_path, HR, "CHR")
+    build, _ = racing_builder(owned_report())
+    now = dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC)
+    opener = lambda: FeedbackStore.open(database, tmp_path)  # noqa: E731
+    slack.fail_in["CHR"] = "not_in_channel"
+    with pytest.raises(Exception, match="not_in_channel"):
+        await post_digest(settings, opener, build, now=now, by="a")
+    del slack.fail_in["CHR"]
+    outcome = await post_digest(settings, opener, build, now=now, by="b")
+    assert outcome.where == [f"slack CHR for {HR}"]
+    assert len(slack.of("chat.postMessage", "COWNERS")) == 1
+    assert len([c for c in slack.of("chat.postMessage", "CHR") if c.result["ok"]]) == 1
+
+
+async def test_an_owner_routed_to_teams_gets_their_share_as_a_proactive_message(tmp_path):
+    idp = LoopbackIdP({APP_ID: APP_PASSWORD}).start()
+    connector = await FakeConnector(authorize=idp.accepts).start()
+    try:
+        with idp.trusted():
+            settings = Settings(
+                data_dir=tmp_path,
+                teams=TeamsSettings(
+                    app_id=APP_ID,
+                    app_password=SecretStr(APP_PASSWORD),
+                    openid_metadata_url=idp.openid_metadata_url,
+                    login_url=idp.login_url,
+                ),
+                digest=DigestSettings(
+                    teams_conversation="19:owners@thread.tacv2",
+                    teams_service_url=connector.url + "/",
+                ),
+            )
+            opener = lambda: FeedbackStore.open(settings.database, tmp_path)  # noqa: E731
+            store = opener()
+            store.set_route(DigestRoute(IT, "teams", "19:it-ops@thread.tacv2"))
+            store.close()
+            build, _ = racing_builder(owned_report())
+            outcome = await post_digest(
+                settings, opener, build, now=dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC)
+            )
+    finally:
+        await connector.close()
+        idp.close()
+    assert sorted(outcome.where) == sorted(["teams", f"teams 19:it-ops@thread.tacv2 for {IT}"])
+    [mine] = connector.messages("19:it-ops@thread.tacv2")
+    [rest] = connector.messages("19:owners@thread.tacv2")
+    it = FakeConnector.card_text(mine["attachments"][0]["content"])
+    others = FakeConnector.card_text(rest["attachments"][0]["content"])
+    assert f"Footnote digest for {IT}" in it and "vpn · token" in it and "carry" not in it
+    assert "vpn · token" not in others and "carry · vacation" in others
+
+
+def test_a_claim_made_before_routes_existed_survives_the_upgrade(database, tmp_path):
+    """Schema 2 claimed periods with no route; after migration 3 that claim is the default's."""
+
+    class StoreAtSchema2(FeedbackStore):
+        MIGRATIONS = FeedbackStore.MIGRATIONS[:2]
+
+    old = StoreAtSchema2.open(database, tmp_path)
+    old._rows(
+        "INSERT INTO digests (period, claimed_at, claimed_by, posted_at) VALUES (?, ?, ?, ?)",
+        ("2026-11-30T08:00Z", "2026-11-30T08:00:01", "old-replica", "2026-11-30T08:00:02"),
+    )
+    old.close()
+    store = FeedbackStore.open(database, tmp_path)
+    try:
+        assert store.schema_version() == 3
+        assert store.digests() == [("2026-11-30T08:00Z", "old-replica", "2026-11-30T08:00:02")]
+        assert not store.claim_digest("2026-11-30T08:00Z", "new")  # still posted: not again
+        assert store.claim_digest("2026-11-30T08:00Z", "new", route=f"owner:{HR}")
+    finally:
+        store.close()
+
+
+async def test_serve_posts_routed_owners_digests_with_no_default_channel(database, tmp_path, slack):
+    """No FOOTNOTE_DIGEST__SLACK_CHANNEL: the schedulers still post each route's share, once."""
+    settings = settings_for(database, tmp_path, slack)
+    assert not settings.digest.enabled
+    route(database, tmp_path, HR, "CHR")
+    build, _ = racing_builder(owned_report())
+    async with contextlib.AsyncExitStack() as stack:
+        for _ in range(2):
+            ctx = scheduled(settings, build, check_every_s=0.05)(None)
+            await ctx.__anext__()
+            stack.push_async_callback(_finish, ctx)
+        await slack.wait_for(lambda calls: slack.of("chat.postMessage"), timeout=10)
+        await asyncio.sleep(0.5)
+    assert [c.args["channel"] for c in slack.of("chat.postMessage")] == ["CHR"]
+    assert "carry · vacation" in posted_text(slack, "CHR")

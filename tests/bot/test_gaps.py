@@ -158,6 +158,11 @@ def test_outdated_stale_and_conflicting_documents(store, handbook_deps):
         (faq.doc_id, leave.doc_id, 3)
     ]
     assert not report.topics  # nothing went unanswered
+    # each document's owner, as the index holds it now: what routes an item to their digest
+    assert [d.owner for d in report.outdated[0].cited] == ["people@northwind.example"]
+    assert report.stale[0].doc.owner == "people@northwind.example"
+    [c] = report.conflicts
+    assert (c.older.owner, c.newer.owner) == ("people@northwind.example", "alice@northwind.example")
 
 
 async def test_an_answer_that_notes_a_conflict_carries_it(handbook_deps):

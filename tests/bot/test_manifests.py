@@ -48,6 +48,11 @@ def test_slack_manifest_subscribes_to_what_the_adapter_handles():
         "is_enabled": True,
         "request_url": "https://YOUR-HOST/slack/events",
     }
+    # /footnote admin: signed and delivered like events, handled by the Bolt app's command
+    [command] = m["features"]["slash_commands"]
+    assert command["command"] == "/footnote" and command["usage_hint"] == "admin"
+    assert command["url"] == "https://YOUR-HOST/slack/events" and "commands" in scopes
+    assert len(command["description"]) <= 100  # Slack's limit
     assert m["features"]["app_home"]["messages_tab_enabled"] is True
     assert m["features"]["bot_user"]["display_name"]
     assert len(m["display_information"]["long_description"]) >= 175  # Slack's minimum when present

@@ -577,12 +577,15 @@ def cmd_sync(args, settings: Settings) -> int:
             for warning in getattr(connector, "warnings", []):
                 console.print(Text("note ", style="yellow") + plain(f"{name}: {warning}"))
             requests = getattr(connector, "requests", None)
+            summary = getattr(connector, "summary", None)
+            detail = summary() if callable(summary) else ""
             console.print(
                 plain(
                     f"{name}: written {len(report.written)} · unchanged {len(report.unchanged)} · "
                     f"deleted {len(report.deleted)} · failed {len(report.failed)}  "
                     f"({report.seconds:.1f}s"
                     + (f", {requests} requests)" if requests is not None else ")")
+                    + (f"; {detail}" if detail else "")
                 )
             )
             status = status or (1 if report.failed else 0)

@@ -71,6 +71,7 @@ LISTING = f"version,ancestors,space,history,{RESTRICTIONS}"
 BODIES = "body.storage,version,space,history"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 ATTACHMENT = "attachment:"  # an attachment's key: attachment:<its id>
+NOTED = 20  # skipped attachments named one by one in a sync's notes; the rest counted
 REDIRECTS = 3  # hops a download may take (Confluence redirects once, to its media service)
 # a file's type by its name, when Confluence calls it application/octet-stream
 SUFFIX_TYPES = {suffix: media for media, suffix in reversed(MEDIA_TYPES.items())}
@@ -138,6 +139,7 @@ class ConfluenceConnector:
     requests: int = 0
     warnings: list[str] = field(default_factory=list)
     counts: AttachmentCounts = field(default_factory=AttachmentCounts)
+    _claimed: set[str] = field(default_factory=set, repr=False)
     kind: str = "confluence"
 
     @classmethod
@@ -241,6 +243,7 @@ class ConfluenceConnector:
                 for k in attached.get(pid, {})
             ),
         )
+        self._claimed = set()  # attachments listed on some page in this sync
         work = [pid for pid in order if pid in to_list or pid not in fresh]
         unlisted = False  # a page whose attachments could not be listed: no full pass recorded
         for start in range(0, len(work), self.batch_size):
@@ -453,6 +456,7 @@ class ConfluenceConnector:
         for att in self._children(pid):
             key = ATTACHMENT + str(att.get("id") or "")
             seen.add(key)
+            self._claimed.add(key)
             title = str(att.get("title") or "")
             media = _media_type(att)
             size = int((att.get("extensions") or {}).get("fileSize") or 0)
@@ -470,7 +474,8 @@ class ConfluenceConnector:
                 first.unchanged.append(key)
             else:
                 todo.append((key, att, media, version))
-        first.deleted += sorted(set(known) - seen)  # deleted from the page (or moved off it)
+        # deleted from the page, or moved to another page (then kept if already listed there)
+        first.deleted += sorted(set(known) - seen - self._claimed)
         if first.deleted or first.unchanged:
             yield first
         for start in range(0, len(todo), self.batch_size):
@@ -531,7 +536,10 @@ class ConfluenceConnector:
     ) -> None:
         """An attachment Footnote does not read: said, and out of the index if it was in."""
         self.counts.skipped += 1
-        self._warn(f"attachment {title!r} on page {pid} skipped: {why}")
+        if self.counts.skipped <= NOTED:
+            self._warn(f"attachment {title!r} on page {pid} skipped: {why}")
+        elif self.counts.skipped == NOTED + 1:
+            self._warn("more attachments skipped: the count is in the attachments line")
         if key in known:
             batch.deleted.append(key)
 

@@ -281,3 +281,34 @@ def test_a_page_restricted_relabels_its_attachment_in_the_index_without_embeddin
     assert embedded == []  # who may read changed, not the text
     assert ing.index.chunks(doc, ["payroll"]) and not ing.index.chunks(doc, ["hr"])
     ing.index.close()
+
+
+@pytest.mark.parametrize("new_first", [True, False], ids=["to-an-earlier-page", "to-a-later-page"])
+def test_an_attachment_moved_to_another_page_follows_it_with_that_pages_readers(
+    site, sqlite, new_first
+):
+    site.space("FIN", groups=["finance"])
+    if new_first:  # the page it moves to is listed first, then the one it left
+        new, old = site.put("HR", "New home", "<p>new</p>"), site.put("FIN", "Old", "<p>old</p>")
+    else:
+        old, new = site.put("FIN", "Old", "<p>old</p>"), site.put("HR", "New home", "<p>new</p>")
+    aid = site.attach(old, "policy.pdf", POLICY)
+    sink = MemorySink()
+    sync("wiki", sqlite, wiki(site, spaces=("HR", "FIN")), sink)
+    assert sink.docs[f"attachment:{aid}"].principals == ("group:finance",)
+    site.attachments[aid].page = new  # Confluence's "move attachment"; both pages edited
+    site.edit(old, "<p>old, edited</p>")
+    site.edit(new, "<p>new, edited</p>")
+    sync("wiki", sqlite, wiki(site, spaces=("HR", "FIN")), sink)
+    assert sink.docs[f"attachment:{aid}"].principals == ("group:hr",)
+    assert json.loads(sqlite.versions("wiki")[f"attachment:{aid}"])["page"] == new
+
+
+def test_many_skipped_attachments_are_counted_past_the_first_twenty_notes(site, sqlite):
+    pid = site.put("HR", "Images", "<p>images</p>")
+    for n in range(25):
+        site.attach(pid, f"photo {n}.png", b"\x89PNG", "image/png")
+    conn = wiki(site)
+    sync("wiki", sqlite, conn, MemorySink())
+    assert len([w for w in conn.warnings if "photo" in w]) == 20
+    assert conn.counts.skipped == 25 and "25 skipped" in conn.summary()

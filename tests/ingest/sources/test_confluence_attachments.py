@@ -312,3 +312,15 @@ def test_many_skipped_attachments_are_counted_past_the_first_twenty_notes(site, 
     sync("wiki", sqlite, conn, MemorySink())
     assert len([w for w in conn.warnings if "photo" in w]) == 20
     assert conn.counts.skipped == 25 and "25 skipped" in conn.summary()
+
+
+def test_a_source_synced_without_attachments_gets_them_at_its_next_sync(site, sqlite):
+    pid = site.put("HR", "Travel", "<p>policy</p>")
+    aid = site.attach(pid, "policy.pdf", POLICY)
+    sink = MemorySink()
+    sync("wiki", sqlite, wiki(site, attachments=False), sink)  # as before attachments were
+    assert list(sink.docs) == [pid] and site.listings() == []
+    report = sync("wiki", sqlite, wiki(site), sink)  # the page unchanged: the full pass finds it
+    assert report.written == [f"attachment:{aid}"]
+    report = sync("wiki", sqlite, wiki(site, attachments=False), sink)  # turned off: they go
+    assert report.deleted == [f"attachment:{aid}"] and list(sink.docs) == [pid]

@@ -78,7 +78,9 @@ class ParseSink:
     def write(self, source: str, docs: Sequence[SourceDocument]) -> list[tuple[str, str]]:
         for d in docs:
             data = d.content.encode() if isinstance(d.content, str) else d.content
-            self.sections += len(parse_bytes(data, MEDIA_TYPES[d.media_type], d.key).sections)
+            self.sections += len(
+                parse_bytes(data, MEDIA_TYPES.get(d.media_type, ".html"), d.key).sections
+            )
         return []
 
     def delete(self, source: str, keys: Sequence[str]) -> None:

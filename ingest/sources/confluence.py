@@ -8,8 +8,7 @@ Every sync makes the same few kinds of request to the REST API (v1, ``/wiki/rest
   page's version, ancestors and read restrictions, followed page by page through
   ``_links.next``;
 * bodies (``body.storage``) of the pages whose version or readers differ from what was last
-  written, by CQL ``id in (…)``, one request per batch.
-
+  written, by CQL ``id in (…)``, one request per batch;
 * attachments (``GET /content/{id}/child/attachment?expand=version``, paged) of each page that is
   new or whose version or readers changed, plus every page's in a full pass once a day (an
   attachment added or deleted moves no page version); each attachment the parsers read is
@@ -454,7 +453,9 @@ class ConfluenceConnector:
         todo: list[tuple[str, dict[str, Any], str, str]] = []
         first = Batch(cursor=cursor)
         for att in self._children(pid):
-            key = ATTACHMENT + str(att.get("id") or "")
+            if not str(att.get("id") or ""):
+                continue  # nothing to know it by again
+            key = ATTACHMENT + str(att["id"])
             seen.add(key)
             self._claimed.add(key)
             title = str(att.get("title") or "")
@@ -499,7 +500,8 @@ class ConfluenceConnector:
         title = str(att.get("title") or "")
         link = str((att.get("_links") or {}).get("download") or "")
         if not link.startswith("/") or link.startswith("//"):  # relative to /wiki, or not ours
-            batch.failed.append((key, f"no download link on the site: {link[:80]!r}"))
+            why = f"no download link on the site: {link[:80]!r}"
+            self._skip(key, {key: old} if old else {}, batch, title, page.id, why)
             return True
         try:
             data = self._download(self._base + link, f"the attachment {title!r}")

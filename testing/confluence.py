@@ -83,6 +83,7 @@ class FakeAttachment:
     media_type: str
     number: int = 1
     when: str = "2026-11-30T09:00:00.000Z"
+    listed_size: int | None = None  # a fileSize the listing says that the file is not
 
     def json(self, base: str) -> dict[str, Any]:
         name = quote(self.title)
@@ -96,7 +97,7 @@ class FakeAttachment:
             "metadata": {"mediaType": self.media_type, "comment": "", "labels": {"results": []}},
             "extensions": {
                 "mediaType": self.media_type,
-                "fileSize": len(self.data),
+                "fileSize": len(self.data) if self.listed_size is None else self.listed_size,
                 "comment": "",
                 "fileId": f"file-{self.id}",
                 "collectionName": f"contentId-{self.page}",

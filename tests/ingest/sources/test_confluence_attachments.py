@@ -200,6 +200,17 @@ def test_an_attachment_over_the_size_limit_is_skipped_and_one_grown_past_it_leav
     assert report.deleted == [f"attachment:{small}"] and f"attachment:{small}" not in sink.docs
 
 
+def test_a_download_longer_than_its_listed_size_is_cut_off_at_the_limit(site, sqlite):
+    pid = site.put("HR", "Manuals", "<p>manuals</p>")
+    aid = site.attach(pid, "big.pdf", POLICY + b" " * 100_000)
+    site.attachments[aid].listed_size = 10
+    conn = wiki(site, max_bytes=len(POLICY) + 100)
+    sink = MemorySink()
+    report = sync("wiki", sqlite, conn, sink)
+    assert site.downloads(aid) == 1 and f"attachment:{aid}" not in sink.docs
+    assert not report.failed and any("big.pdf" in w and "too large" in w for w in conn.warnings)
+
+
 def test_a_throttled_download_waits_for_retry_after_then_goes_on(site, sqlite):
     pid = site.put("HR", "Travel", "<p>policy</p>")
     aid = site.attach(pid, "policy.pdf", POLICY)

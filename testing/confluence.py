@@ -23,7 +23,8 @@ error body. ``throttle(n, retry_after, page=…, status=429)`` answers the next 
 ``429`` (or ``503``) with ``Retry-After``; ``page`` may name an attachment (``att…``): its
 download is throttled.
 ``requests`` records (path, query, status); ``fetches(page_id)`` counts the body requests that
-named a page, answered or not.
+named a page, answered or not; ``downloads(attachment_id)`` an attachment's download requests;
+``listings()`` names the page of each attachment listing.
 """
 
 from __future__ import annotations

@@ -2,16 +2,19 @@
 
     python -m benchmarks.bench_sync --pages 1000            # listing and fetching, no index
     python -m benchmarks.bench_sync --pages 50 --index      # through `footnote sync` into the index
+    python -m benchmarks.bench_sync --pages 1000 --attachments 200   # and 200 one-page PDFs
 
 Without ``--index`` the pages go to a sink that parses them as the index sink does (HTML parser,
 sections) and keeps nothing, so the figures are the connector's: requests, JSON, parsing. With
 ``--index`` a throwaway data dir is synced by the real CLI, embedding included. Each run does a
-first sync, a sync with nothing changed, and one after 2% edited, 1% trashed and 1% restricted.
+first sync, a sync with nothing changed, and one after 2% edited, 1% trashed and 1% restricted;
+without ``--index``, then the daily full pass of attachments (a day later on the connector's clock).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import random
 import tempfile
@@ -21,7 +24,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from ingest.parse import parse_bytes
+from ingest.parse import MEDIA_TYPES, parse_bytes
 from ingest.sources.confluence import ConfluenceConnector
 from ingest.sources.connector import SourceDocument
 from ingest.sources.state import SyncState
@@ -75,7 +78,9 @@ class ParseSink:
     def write(self, source: str, docs: Sequence[SourceDocument]) -> list[tuple[str, str]]:
         for d in docs:
             data = d.content.encode() if isinstance(d.content, str) else d.content
-            self.sections += len(parse_bytes(data, ".html", d.key).sections)
+            self.sections += len(
+                parse_bytes(data, MEDIA_TYPES.get(d.media_type, ".html"), d.key).sections
+            )
         return []
 
     def delete(self, source: str, keys: Sequence[str]) -> None:
@@ -93,13 +98,28 @@ def page_body(rng: random.Random, n: int) -> str:
     return "".join(parts)
 
 
-def fill(site: LoopbackConfluence, pages: int) -> list[str]:
+def pdf(rng: random.Random, n: int) -> bytes:
+    """A one-page PDF of ~40 lines of words, written by reportlab (a dev dependency)."""
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    c = canvas.Canvas(out)
+    for line in range(40):
+        c.drawString(72, 760 - 17 * line, " ".join(rng.choice(WORDS) for _ in range(10)))
+    c.setTitle(f"Attachment {n}")
+    c.showPage()
+    c.save()
+    return out.getvalue()
+
+
+def fill(site: LoopbackConfluence, pages: int, attachments: int = 0) -> list[str]:
     rng = random.Random(7)
     site.space("HR", groups=["hr"])
     site.space("ENG", groups=["confluence-users"])
-    return [
-        site.put("HR" if n % 2 else "ENG", f"Page {n}", page_body(rng, n)) for n in range(pages)
-    ]
+    ids = [site.put("HR" if n % 2 else "ENG", f"Page {n}", page_body(rng, n)) for n in range(pages)]
+    for n in range(attachments):  # spread over the pages
+        site.attach(ids[n * pages // attachments], f"attachment {n}.pdf", pdf(rng, n))
+    return ids
 
 
 def change(site: LoopbackConfluence, ids: list[str]) -> None:
@@ -112,41 +132,47 @@ def change(site: LoopbackConfluence, ids: list[str]) -> None:
         site.restrict(pid, groups=["leads"])
 
 
-def without_index(pages: int) -> None:
+def without_index(pages: int, attachments: int) -> None:
     site = LoopbackConfluence().start()
-    ids = fill(site, pages)
+    ids = fill(site, pages, attachments)
+    now = [time.time()]
     with tempfile.TemporaryDirectory() as tmp:
         state = SyncState.sqlite(Path(tmp) / "state.db")
         state.add_source("wiki", "confluence", {})
-        print(f"{pages} pages of four ~70-word sections, two spaces, no index")
-        print("| sync | wall | CPU | requests | written | unchanged | deleted |")
-        print("|---|---|---|---|---|---|---|")
-        for label in ("first", "nothing changed", "2% edited, 1% trashed, 1% restricted"):
+        print(f"{pages} pages of four ~70-word sections, {attachments} PDFs, two spaces, no index")
+        print("| sync | wall | CPU | requests | written | unchanged | deleted | attachments |")
+        print("|---|---|---|---|---|---|---|---|")
+        labels = ["first", "nothing changed", "2% edited, 1% trashed, 1% restricted"]
+        for label in labels + ["a day later (full pass)"] * bool(attachments):
             if label.startswith("2%"):
                 change(site, ids)
+            if label.startswith("a day"):
+                now[0] += 86400
             conn = ConfluenceConnector(
                 site=site.url,
                 spaces=("HR", "ENG"),
                 email=site.email,
                 token=SecretStr(site.token),
+                clock=lambda: now[0],
             )
             wall, cpu = time.perf_counter(), time.process_time()
             report = sync("wiki", state, conn, ParseSink())
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             print(
                 f"| {label} | {wall:.2f} s | {cpu:.2f} s | {conn.requests} | "
-                f"{len(report.written)} | {len(report.unchanged)} | {len(report.deleted)} |"
+                f"{len(report.written)} | {len(report.unchanged)} | {len(report.deleted)} | "
+                f"{conn.summary().removeprefix('attachments: ')} |"
             )
             conn.close()
         state.close()
     site.close()
 
 
-def with_index(pages: int) -> None:
+def with_index(pages: int, attachments: int) -> None:
     from bot.cli import main as cli_main
 
     site = LoopbackConfluence().start()
-    ids = fill(site, pages)
+    ids = fill(site, pages, attachments)
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.update(
             {
@@ -157,7 +183,7 @@ def with_index(pages: int) -> None:
         )
         add = ["sources", "add", "confluence", "--url", site.url, "--name", "wiki"]
         assert cli_main([*add, "--space", "HR", "--space", "ENG"]) == 0
-        print(f"`footnote sync`, {pages} pages into Qdrant Edge")
+        print(f"`footnote sync`, {pages} pages and {attachments} PDFs into Qdrant Edge")
         for label in ("first", "nothing changed", "2% edited, 1% trashed, 1% restricted"):
             if label.startswith("2%"):
                 change(site, ids)
@@ -174,9 +200,10 @@ def with_index(pages: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--pages", type=int, default=1000)
+    parser.add_argument("--attachments", type=int, default=0, help="PDFs spread over the pages")
     parser.add_argument("--index", action="store_true", help="through footnote sync, embedding")
     args = parser.parse_args()
-    (with_index if args.index else without_index)(args.pages)
+    (with_index if args.index else without_index)(args.pages, args.attachments)
 
 
 if __name__ == "__main__":

@@ -653,6 +653,8 @@ def cmd_sync(args, settings: Settings) -> int:
             if shard is not None:
                 moved = "cursor moved" if report.cursor_advanced else "cursor waits for the others"
                 sharded = f"shard {shard.index}/{shard.count} ({moved}) "
+            summary = getattr(connector, "summary", None)
+            detail = summary() if callable(summary) else ""
             console.print(
                 plain(
                     f"{name}: {sharded}written {len(report.written)} · "
@@ -660,6 +662,7 @@ def cmd_sync(args, settings: Settings) -> int:
                     f"deleted {len(report.deleted)} · failed {len(report.failed)}  "
                     f"({report.seconds:.1f}s"
                     + (f", {requests} requests)" if requests is not None else ")")
+                    + (f"; {detail}" if detail else "")
                 )
             )
             status = status or (1 if report.failed else 0)

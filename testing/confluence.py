@@ -8,13 +8,23 @@ What the connector calls, and nothing else:
   ``space = …``, ``type=page``, ``id in (…)``), ``limit`` capped at ``max_limit``, the next page
   in ``_links.next`` (an opaque ``cursor``, relative to ``_links.base``), with the expansions
   asked for: ``version``, ``space``, ``ancestors``, ``history``, ``body.storage``,
-  ``restrictions.read.restrictions.user|group``.
+  ``restrictions.read.restrictions.user|group``;
+* ``GET /wiki/rest/api/content/{pageId}/child/attachment?expand=version&limit=…``: a page's
+  attachments (``id`` ``att<n>``, ``title``, ``metadata.mediaType``, ``extensions.mediaType`` /
+  ``fileSize``, ``version``, ``_links.webui`` / ``download``), ``start``/``limit`` paging with the
+  next page in ``_links.next``;
+* ``GET /wiki/download/attachments/{pageId}/{file name}?version=…&api=v2``: ``302`` to the
+  file on the media service, as Confluence Cloud answers. The media service is this same server
+  under another host name (``localhost``), so a client that sends its API token there is seen
+  (``media_auth``); it needs the signed ``token`` of the redirect, not Basic auth.
 
 Every request needs HTTP Basic auth with ``email``/``token``; otherwise ``401`` with Confluence's
 error body. ``throttle(n, retry_after, page=…, status=429)`` answers the next ``n`` matching requests
-``429`` (or ``503``) with ``Retry-After``.
+``429`` (or ``503``) with ``Retry-After``; ``page`` may name an attachment (``att…``): its
+download is throttled.
 ``requests`` records (path, query, status); ``fetches(page_id)`` counts the body requests that
-named a page, answered or not.
+named a page, answered or not; ``downloads(attachment_id)`` an attachment's download requests;
+``listings()`` names the page of each attachment listing.
 """
 
 from __future__ import annotations
@@ -66,6 +76,45 @@ class FakePage:
 
 
 @dataclass
+class FakeAttachment:
+    id: str  # att<n>, as Confluence names them
+    page: str
+    title: str  # the file name
+    data: bytes
+    media_type: str
+    number: int = 1
+    when: str = "2026-11-30T09:00:00.000Z"
+    listed_size: int | None = None  # a fileSize the listing says that the file is not
+
+    def json(self, base: str) -> dict[str, Any]:
+        name = quote(self.title)
+        number = self.id.removeprefix("att")
+        preview = quote(f"/{self.page}/{number}/{self.title}", safe="")
+        return {
+            "id": self.id,
+            "type": "attachment",
+            "status": "current",
+            "title": self.title,
+            "metadata": {"mediaType": self.media_type, "comment": "", "labels": {"results": []}},
+            "extensions": {
+                "mediaType": self.media_type,
+                "fileSize": len(self.data) if self.listed_size is None else self.listed_size,
+                "comment": "",
+                "fileId": f"file-{self.id}",
+                "collectionName": f"contentId-{self.page}",
+            },
+            "version": {"number": self.number, "when": self.when, "minorEdit": False},
+            "_links": {
+                "webui": f"/pages/viewpageattachments.action?pageId={self.page}&preview={preview}",
+                "download": f"/download/attachments/{self.page}/{name}"
+                f"?version={self.number}&modificationDate=1764493200000&api=v2",
+                "self": f"{base}/wiki/rest/api/content/{self.id}",
+            },
+            "_expandable": {"container": f"/rest/api/content/{self.page}"},
+        }
+
+
+@dataclass
 class FakeSpace:
     key: str
     read_groups: list[str] = field(default_factory=list)
@@ -79,7 +128,9 @@ class LoopbackConfluence(LoopbackServer):
     token: str = "token-1"
     spaces: dict[str, FakeSpace] = field(default_factory=dict)
     pages: dict[str, FakePage] = field(default_factory=dict)
+    attachments: dict[str, FakeAttachment] = field(default_factory=dict)
     max_limit: int = 50
+    media_auth: int = 0  # media-service requests that carried an Authorization header
     requests: list[tuple[str, dict[str, str], int]] = field(default_factory=list)
     _ids: Any = field(default_factory=lambda: itertools.count(1001))
     _throttles: list[list[Any]] = field(default_factory=list)  # [times, retry_after, page, status]
@@ -104,6 +155,27 @@ class LoopbackConfluence(LoopbackServer):
         page = self.pages[pid]
         page.body, page.number = body, page.number + 1
         page.when = f"2026-12-01T{page.number % 24:02d}:00:00.000Z"
+
+    def attach(self, pid: str, title: str, data: bytes, media_type: str = "application/pdf") -> str:
+        """A file on a page; its id, ``att<n>``."""
+        aid = f"att{next(self._ids)}"
+        self.attachments[aid] = FakeAttachment(aid, pid, title, data, media_type)
+        return aid
+
+    def replace_file(self, aid: str, data: bytes) -> None:
+        """A new version of the attachment; the page's version does not move."""
+        att = self.attachments[aid]
+        att.data, att.number = data, att.number + 1
+
+    def downloads(self, aid: str) -> int:
+        """Download requests for the attachment (the redirecting ones), answered or not."""
+        att = self.attachments[aid]
+        path = f"/wiki/download/attachments/{att.page}/{quote(att.title)}"
+        return sum(1 for p, _, _ in self.requests if p == path)
+
+    def listings(self) -> list[str]:
+        """The pages whose attachments were listed, one entry per request."""
+        return [p.split("/")[-3] for p, _, _ in self.requests if p.endswith("/child/attachment")]
 
     def restrict(
         self, pid: str, users: list[User] | None = None, groups: list[str] | None = None
@@ -130,11 +202,19 @@ class LoopbackConfluence(LoopbackServer):
         parts = urlsplit(h.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         with self._lock:
-            status, headers, body = self._answer(parts.path, query, h.headers.get("Authorization"))
+            if parts.path.startswith("/media/"):
+                status, headers, body = self._media(parts.path, query, h.headers)
+            else:
+                auth = h.headers.get("Authorization")
+                status, headers, body = self._answer(parts.path, query, auth)
             self.requests.append((parts.path, query, status))
-        data = json.dumps(body).encode()
+        kind = "application/json"
+        if isinstance(body, bytes):
+            data, kind = body, headers.pop("Content-Type", "application/octet-stream")
+        else:
+            data = json.dumps(body).encode()
         h.send_response(status)
-        for k, v in {"Content-Type": "application/json", **headers}.items():
+        for k, v in {"Content-Type": kind, **headers}.items():
             h.send_header(k, v)
         h.send_header("Content-Length", str(len(data)))
         h.end_headers()
@@ -147,6 +227,13 @@ class LoopbackConfluence(LoopbackServer):
         if auth != f"Basic {expected}":
             return 401, {}, _error(401, "Current user not permitted to use Confluence")
         named = _ids_in(query.get("cql", ""))
+        download = re.fullmatch(r"/wiki/download/attachments/(\d+)/([^/]+)", path)
+        if download:
+            named |= {
+                a.id
+                for a in self.attachments.values()
+                if a.page == download.group(1) and quote(a.title) == download.group(2)
+            }
         for t in self._throttles:
             if t[0] > 0 and (t[2] is None or t[2] in named):
                 t[0] -= 1
@@ -159,7 +246,64 @@ class LoopbackConfluence(LoopbackServer):
             return 200, {}, self._space(space, query)
         if path == "/wiki/rest/api/content/search":
             return self._search(query)
+        if m := re.fullmatch(r"/wiki/rest/api/content/(\d+)/child/attachment", path):
+            return self._children(m.group(1), query)
+        if download:
+            return self._download(download.group(1), download.group(2), query)
         return 404, {}, _error(404, "null for uri")
+
+    def _visible(self, pid: str) -> bool:
+        page = self.pages.get(pid)
+        return page is not None and page.status == "current" and not page.hidden
+
+    def _children(self, pid: str, query: dict[str, str]) -> tuple[int, dict[str, str], Any]:
+        if not self._visible(pid):
+            return 404, {}, _error(404, f"No content found with id: ContentId{{id={pid}}}")
+        found = sorted((a for a in self.attachments.values() if a.page == pid), key=lambda a: a.id)
+        start = int(query.get("start", 0))
+        limit = min(int(query.get("limit", 25)), self.max_limit)
+        chunk = found[start : start + limit]
+        results = [a.json(self.url) for a in chunk]
+        if "version" not in query.get("expand", ""):
+            for r in results:
+                del r["version"]
+        out: dict[str, Any] = {
+            "results": results,
+            "start": start,
+            "limit": limit,
+            "size": len(chunk),
+            "_links": {"base": f"{self.url}/wiki", "context": "/wiki"},
+        }
+        if start + limit < len(found):
+            params = {**query, "start": start + limit, "limit": limit}
+            out["_links"]["next"] = f"/rest/api/content/{pid}/child/attachment?{urlencode(params)}"
+        return 200, {}, out
+
+    def _download(
+        self, pid: str, name: str, query: dict[str, str]
+    ) -> tuple[int, dict[str, str], Any]:
+        att = next(
+            (a for a in self.attachments.values() if a.page == pid and quote(a.title) == name),
+            None,
+        )
+        if att is None or not self._visible(pid):
+            return 404, {}, _error(404, "Attachment not found")
+        port = urlsplit(self.url).port
+        token = f"signed-{att.id}-{att.number}"
+        location = f"http://localhost:{port}/media/file/file-{att.id}/binary?token={token}"
+        return 302, {"Location": location}, b""
+
+    def _media(
+        self, path: str, query: dict[str, str], headers: Any
+    ) -> tuple[int, dict[str, str], Any]:
+        """Confluence's media service: the signed token is the credential."""
+        if headers.get("Authorization"):
+            self.media_auth += 1
+        m = re.fullmatch(r"/media/file/file-(att\d+)/binary", path)
+        att = self.attachments.get(m.group(1)) if m else None
+        if att is None or query.get("token") != f"signed-{att.id}-{att.number}":
+            return 401, {}, {"error": "invalid token"}
+        return 200, {"Content-Type": att.media_type}, att.data
 
     def _space(self, space: FakeSpace, query: dict[str, str]) -> dict[str, Any]:
         out: dict[str, Any] = {"id": 1, "key": space.key, "name": space.key, "type": "global"}

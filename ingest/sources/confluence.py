@@ -8,7 +8,11 @@ Every sync makes the same few kinds of request to the REST API (v1, ``/wiki/rest
   page's version, ancestors and read restrictions, followed page by page through
   ``_links.next``;
 * bodies (``body.storage``) of the pages whose version or readers differ from what was last
-  written, by CQL ``id in (…)``, one request per batch.
+  written, by CQL ``id in (…)``, one request per batch;
+* attachments (``GET /content/{id}/child/attachment?expand=version``, paged) of each page that is
+  new or whose version or readers changed, plus every page's in a full pass once a day (an
+  attachment added or deleted moves no page version); each attachment the parsers read is
+  downloaded through its ``_links.download`` path, which redirects to the file.
 
 The listing is what makes a sync exact: a page missing from it was trashed, deleted or moved out
 of the spaces (deleted from the index), and a restriction changed on Confluence moves no
@@ -21,7 +25,10 @@ readable by exactly the users and groups those name, each level narrowing the on
 without is readable by the space's readers. Users become ``user:<email>``; Confluence hides a
 user's e-mail unless their profile shows it, and such a user is left out (the page stays with its
 groups) with a warning. Groups become ``group:<name>``, through the optional mapping file when
-Confluence's group names differ from the directory's.
+Confluence's group names differ from the directory's. An attachment is read by exactly its page's
+readers (Confluence has no permissions of its own for attachments): its recorded version is its
+own version number, its page and the page's principals, so a page whose readers change relabels
+its attachments too.
 """
 
 from __future__ import annotations
@@ -34,14 +41,15 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlencode, urlsplit
+from typing import Any, NoReturn
+from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 import httpx
 import yaml
 from pydantic import SecretStr
 
 from ingest.errors import ConfigError
+from ingest.parse import MEDIA_TYPES
 from ingest.retry_after import retry_after
 from ingest.sources.connector import (
     EVERYONE,
@@ -58,9 +66,18 @@ log = logging.getLogger(__name__)
 EMAIL_VAR = "FOOTNOTE_CONFLUENCE__EMAIL"
 TOKEN_VAR = "FOOTNOTE_CONFLUENCE__API_TOKEN"
 RESTRICTIONS = "restrictions.read.restrictions.user,restrictions.read.restrictions.group"
-LISTING = f"version,ancestors,space,{RESTRICTIONS}"
+LISTING = f"version,ancestors,space,history,{RESTRICTIONS}"
 BODIES = "body.storage,version,space,history"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+ATTACHMENT = "attachment:"  # an attachment's key: attachment:<its id>
+NOTED = 20  # skipped attachments named one by one in a sync's notes; the rest counted
+REDIRECTS = 3  # hops a download may take (Confluence redirects once, to its media service)
+# a file's type by its name, when Confluence calls it application/octet-stream
+SUFFIX_TYPES = {suffix: media for media, suffix in reversed(MEDIA_TYPES.items())}
+
+
+class TooLarge(Exception):
+    """A download passed the size limit: it was cut off, not kept."""
 
 
 class ConfluenceAuthError(ConfigError):
@@ -77,6 +94,25 @@ class Listed:
     ancestors: tuple[str, ...]
     restricted: frozenset[str] | None  # its own read restrictions as principals; None: none
     page: bool = True  # False: content above pages (a folder, say), never synced itself
+    webui: str = ""  # where it opens, relative to the site's /wiki
+    owner: str = ""  # who created it
+
+
+@dataclass
+class AttachmentCounts:
+    """What a sync did about attachments, for ``footnote sync``'s report line."""
+
+    pages_listed: int = 0  # pages whose attachments were listed
+    downloaded: int = 0
+    skipped: int = 0  # a kind the parsers do not read, or over the size limit
+    full_pass: bool = False
+
+    def line(self) -> str:
+        full = ", full pass" if self.full_pass else ""
+        return (
+            f"attachments: {self.pages_listed} pages listed{full}, {self.downloaded} downloaded, "
+            f"{self.skipped} skipped"
+        )
 
 
 @dataclass
@@ -93,9 +129,16 @@ class ConfluenceConnector:
     max_bytes: int = 50 * 2**20
     retries: int = 4  # tries after the first, per request, on 429 / 503 / a dropped connection
     max_wait_s: float = 60.0
+    attachments: bool = True  # sync the attachments the parsers read (False: drop those synced)
+    full_pass_s: float = (
+        86400.0  # how often every page's attachments are listed, not only changed pages'
+    )
     sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.time
     requests: int = 0
     warnings: list[str] = field(default_factory=list)
+    counts: AttachmentCounts = field(default_factory=AttachmentCounts)
+    _claimed: set[str] = field(default_factory=set, repr=False)
     kind: str = "confluence"
 
     @classmethod
@@ -161,21 +204,83 @@ class ConfluenceConnector:
             )
             for pid, page in listed.items()
         }
+        pages = {k: v for k, v in known.items() if not k.startswith(ATTACHMENT)}
+        attached: dict[str, dict[str, str]] = {}  # page id → its attachments' keys → versions
+        for key, version in known.items():
+            if key.startswith(ATTACHMENT):
+                attached.setdefault(str(json.loads(version).get("page")), {})[key] = version
         order = sorted(listed, key=lambda p: (len(p), p))  # numeric ids in numeric order
-        stale = [pid for pid in order if versions[pid] != known.get(pid)]
+        stale = [pid for pid in order if versions[pid] != pages.get(pid)]
         fresh = set(order) - set(stale)
-        mark = json.dumps({"listed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-        # the listing is whole: what it lacks is gone; what it shows as written is unchanged
+        last_pass = float(_cursor(cursor).get("attachments_at") or 0)
+        started = self.clock()
+        full = self.attachments and started - last_pass >= self.full_pass_s
+        self.counts.full_pass = full
+        to_list = set(order if full else stale) if self.attachments else set()
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+        def mark(at: float) -> str:
+            return json.dumps({"listed": stamp, "attachments_at": at})
+
+        gone = set(pages) - set(listed)
+        # the listing is whole: what it lacks is gone (with its attachments); what it shows as
+        # written is unchanged
         yield Batch(
-            cursor=mark,
-            deleted=sorted(set(known) - set(listed)),
-            unchanged=[pid for pid in order if pid in fresh],
+            cursor=mark(last_pass),
+            deleted=sorted(gone)
+            + sorted(
+                k
+                for pid, keys in attached.items()
+                if pid in gone or not self.attachments
+                for k in keys
+            ),
+            unchanged=[pid for pid in order if pid in fresh]
+            + sorted(
+                k
+                for pid in order
+                if pid not in to_list and self.attachments
+                for k in attached.get(pid, {})
+            ),
         )
-        for start in range(0, len(stale), self.batch_size):
-            ids = stale[start : start + self.batch_size]
-            batch = Batch(cursor=mark)
-            self._fetch(ids, versions, known, batch)
-            yield batch
+        self._claimed = set()  # attachments listed on some page in this sync
+        work = [pid for pid in order if pid in to_list or pid not in fresh]
+        unlisted = False  # a page whose attachments could not be listed: no full pass recorded
+        for start in range(0, len(work), self.batch_size):
+            ids = work[start : start + self.batch_size]
+            batch = Batch(cursor=mark(last_pass))
+            fetch = [pid for pid in ids if pid not in fresh]
+            if fetch:
+                self._fetch(fetch, versions, known, batch)
+            # a page's attachments go first: the page is recorded after them, so a sync killed
+            # in between lists them again next time
+            retry: set[str] = set()  # pages with an attachment to fetch again next sync
+            for pid in ids:
+                if pid not in to_list:
+                    continue
+                try:
+                    yield from self._attachments(
+                        listed[pid], versions[pid], attached.get(pid, {}), mark(last_pass), retry
+                    )
+                except SourceUnavailable as exc:
+                    # the page is not recorded, so its attachments are listed again next sync;
+                    # meanwhile those that lost readers leave the index
+                    unlisted = True
+                    batch.failed.append((pid, f"its attachments could not be listed: {exc}"))
+                    batch.deleted += [
+                        key
+                        for key, old in attached.get(pid, {}).items()
+                        if _lost_readers(old, versions[pid])
+                    ]
+            if retry:
+                unlisted = True
+                batch.documents = [
+                    replace(d, version=_retry(d.version)) if d.key in retry else d
+                    for d in batch.documents
+                ]
+            if batch.documents or batch.deleted or batch.failed:
+                yield batch
+        if full and not unlisted:
+            yield Batch(cursor=mark(started))
 
     def close(self) -> None:
         self.client.close()
@@ -274,6 +379,10 @@ class ConfluenceConnector:
             number=int((page.get("version") or {}).get("number") or 0),
             ancestors=tuple(str(a["id"]) for a in page.get("ancestors") or []),
             restricted=frozenset(self._subjects(read, f"page {pid}")) if has else None,
+            webui=str((page.get("_links") or {}).get("webui") or ""),
+            owner=str(
+                ((page.get("history") or {}).get("createdBy") or {}).get("displayName") or ""
+            ),
         )
 
     def _fetch(
@@ -324,6 +433,135 @@ class ConfluenceConnector:
                 )
             )
 
+    # --- attachments -----------------------------------------------------------------------
+
+    def _attachments(
+        self,
+        page: Listed,
+        page_version: str,
+        known: Mapping[str, str],
+        cursor: str,
+        retry: set[str],
+    ) -> Iterator[Batch]:
+        """A page's attachments that the parsers read, each its own document with the page's
+        readers: those new or changed (in version or readers) downloaded, those gone deleted.
+        A page with a download that failed is added to ``retry``."""
+        pid = page.id
+        principals = json.loads(page_version)["principals"]
+        self.counts.pages_listed += 1
+        seen: set[str] = set()
+        todo: list[tuple[str, dict[str, Any], str, str]] = []
+        first = Batch(cursor=cursor)
+        for att in self._children(pid):
+            if not str(att.get("id") or ""):
+                continue  # nothing to know it by again
+            key = ATTACHMENT + str(att["id"])
+            seen.add(key)
+            self._claimed.add(key)
+            title = str(att.get("title") or "")
+            media = _media_type(att)
+            size = int((att.get("extensions") or {}).get("fileSize") or 0)
+            if media not in MEDIA_TYPES:
+                self._skip(key, known, first, title, pid, f"{media} is not a kind Footnote reads")
+                continue
+            if size > self.max_bytes:
+                self._skip(key, known, first, title, pid, _too_large(size, self))
+                continue
+            number = int((att.get("version") or {}).get("number") or 0)
+            version = json.dumps(
+                {"number": number, "page": pid, "principals": principals}, sort_keys=True
+            )
+            if known.get(key) == version:
+                first.unchanged.append(key)
+            else:
+                todo.append((key, att, media, version))
+        # deleted from the page, or moved to another page (then kept if already listed there)
+        first.deleted += sorted(set(known) - seen - self._claimed)
+        if first.deleted or first.unchanged:
+            yield first
+        for start in range(0, len(todo), self.batch_size):
+            batch = Batch(cursor=cursor)
+            for key, att, media, version in todo[start : start + self.batch_size]:
+                if not self._attachment(page, key, att, media, version, known.get(key), batch):
+                    retry.add(page.id)
+            yield batch
+
+    def _attachment(
+        self,
+        page: Listed,
+        key: str,
+        att: Mapping[str, Any],
+        media: str,
+        version: str,
+        old: str | None,
+        batch: Batch,
+    ) -> bool:
+        """Download one attachment into ``batch``; False when it must be tried again."""
+        title = str(att.get("title") or "")
+        link = str((att.get("_links") or {}).get("download") or "")
+        if not link.startswith("/") or link.startswith("//"):  # relative to /wiki, or not ours
+            why = f"no download link on the site: {link[:80]!r}"
+            self._skip(key, {key: old} if old else {}, batch, title, page.id, why)
+            return True
+        try:
+            data = self._download(self._base + link, f"the attachment {title!r}")
+        except TooLarge as exc:
+            self._skip(key, {key: old} if old else {}, batch, title, page.id, str(exc))
+            return True
+        except SourceUnavailable as exc:
+            if _lost_readers(old, version):
+                batch.deleted.append(key)  # no stale copy answers someone who lost access
+            else:
+                batch.failed.append((key, str(exc)))
+            return False
+        self.counts.downloaded += 1
+        number = key.removeprefix(ATTACHMENT).removeprefix("att")
+        page_url = self._base + (page.webui or f"/pages/viewpage.action?pageId={page.id}")
+        preview = quote(f"/{page.id}/{number}/{title}", safe="")
+        batch.documents.append(
+            SourceDocument(
+                key=key,
+                url=f"{page_url}{'&' if '?' in page_url else '?'}preview={preview}",
+                content=data,
+                media_type=media,
+                version=version,
+                principals=tuple(json.loads(version)["principals"]),
+                title=title,
+                updated=str((att.get("version") or {}).get("when") or "")[:10],
+                owner=page.owner,
+            )
+        )
+        return True
+
+    def _skip(
+        self, key: str, known: Mapping[str, str], batch: Batch, title: str, pid: str, why: str
+    ) -> None:
+        """An attachment Footnote does not read: said, and out of the index if it was in."""
+        self.counts.skipped += 1
+        if self.counts.skipped <= NOTED:
+            self._warn(f"attachment {title!r} on page {pid} skipped: {why}")
+        elif self.counts.skipped == NOTED + 1:
+            self._warn("more attachments skipped: the count is in the attachments line")
+        if key in known:
+            batch.deleted.append(key)
+
+    def _children(self, pid: str) -> Iterator[dict[str, Any]]:
+        """Every attachment of a page, following ``_links.next``."""
+        path: str | None = f"/rest/api/content/{pid}/child/attachment?" + urlencode(
+            {"expand": "version", "limit": self.page_size}
+        )
+        while path:
+            reply = self._request(self._base + path, f"the attachments of page {pid}")
+            yield from reply.get("results") or []
+            links = reply.get("_links") or {}
+            path = links.get("next")
+            if path and str(links.get("base") or self._base).rstrip("/") != self._base:
+                raise SourceUnavailable(f"Confluence's next page points off the site: {links}")
+
+    def summary(self) -> str:
+        """One line for ``footnote sync``'s report."""
+        return self.counts.line() if self.attachments else ""
+
     # --- HTTP ------------------------------------------------------------------------------
 
     @property
@@ -347,15 +585,31 @@ class ConfluenceConnector:
         return self._request(f"{self._base}/rest/api{path}?{urlencode(params)}", what)
 
     def _request(self, url: str, what: str) -> dict[str, Any]:
+        """One GET of JSON; see ``_send``."""
+        response = self._send(url, what)
+        if response.status_code == 200:
+            try:
+                data = response.json()
+            except ValueError as exc:
+                raise SourceUnavailable(f"Confluence answered {what} with no JSON") from exc
+            if isinstance(data, dict):
+                return data
+        self._refused(response, what)
+
+    def _download(self, url: str, what: str) -> bytes:
+        """A file's bytes, at most ``max_bytes`` of them (``TooLarge`` past that)."""
+        response = self._send(url, what, limit=self.max_bytes)
+        if response.status_code != 200:
+            self._refused(response, what)
+        return response.content
+
+    def _send(self, url: str, what: str, limit: int | None = None) -> httpx.Response:
         """One GET with the account's API token, retried on 429 / 503 after their Retry-After
         (bounded) and on a dropped connection. 401 names the variables to fix."""
-        auth = base64.b64encode(f"{self.email}:{self.token.get_secret_value()}".encode()).decode()
-        headers = {"Authorization": f"Basic {auth}", "Accept": "application/json"}
         response: httpx.Response | None = None
         for attempt in range(self.retries + 1):
-            self.requests += 1
             try:
-                response = self.client.get(url, headers=headers)
+                response = self._hops(url, limit)
             except httpx.TransportError as exc:
                 if attempt == self.retries:
                     raise SourceUnavailable(f"cannot reach Confluence for {what}: {exc}") from exc
@@ -370,13 +624,36 @@ class ConfluenceConnector:
                 f"Confluence refused the credentials ({_message(response)}): the API token in "
                 f"{TOKEN_VAR} is expired or revoked, or it does not belong to {EMAIL_VAR}"
             )
-        if response.status_code == 200:
-            try:
-                data = response.json()
-            except ValueError as exc:
-                raise SourceUnavailable(f"Confluence answered {what} with no JSON") from exc
-            if isinstance(data, dict):
-                return data
+        return response
+
+    def _hops(self, url: str, limit: int | None) -> httpx.Response:
+        """A GET that follows redirects itself: the API token goes to the site alone, never to
+        the host a download redirects to (Confluence's media service, with a signed URL). The
+        body is read up to ``limit`` bytes."""
+        auth = base64.b64encode(f"{self.email}:{self.token.get_secret_value()}".encode()).decode()
+        site = _origin(self._base)
+        for _ in range(REDIRECTS + 1):
+            headers = {"Accept": "application/json"}
+            if _origin(url) == site:
+                headers["Authorization"] = f"Basic {auth}"
+            self.requests += 1
+            with self.client.stream("GET", url, headers=headers) as r:
+                if r.is_redirect and "location" in r.headers:
+                    url = urljoin(url, r.headers["location"])
+                    if urlsplit(url).scheme not in ("http", "https"):
+                        raise SourceUnavailable(f"Confluence redirected to {url[:80]!r}")
+                    continue
+                data = bytearray()
+                for chunk in r.iter_bytes():
+                    data += chunk
+                    if limit is not None and len(data) > limit:
+                        raise TooLarge(_too_large(len(data), self, "at least "))
+                return httpx.Response(
+                    r.status_code, headers=r.headers, content=bytes(data), request=r.request
+                )
+        raise SourceUnavailable(f"Confluence redirected more than {REDIRECTS} times: {url[:80]!r}")
+
+    def _refused(self, response: httpx.Response, what: str) -> NoReturn:
         tries = f" after {self.retries + 1} tries" if response.status_code in (429, 503) else ""
         raise SourceUnavailable(
             f"Confluence answered {what} with HTTP {response.status_code}{tries}: "
@@ -387,6 +664,53 @@ class ConfluenceConnector:
         if message not in self.warnings:
             self.warnings.append(message)
             log.warning("%s", message)
+
+
+def _cursor(cursor: str | None) -> dict[str, Any]:
+    try:
+        data = json.loads(cursor) if cursor else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _retry(version: str) -> str:
+    """A page's version marked so that the next sync fetches it again (and lists its
+    attachments): one of them could not be downloaded this time."""
+    return json.dumps({**json.loads(version), "retry": True}, sort_keys=True)
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc.lower()
+
+
+def _media_type(att: Mapping[str, Any]) -> str:
+    """What the attachment is: Confluence's media type, or its file name's where Confluence
+    only says ``application/octet-stream``."""
+    media = (
+        str(
+            (att.get("metadata") or {}).get("mediaType")
+            or (att.get("extensions") or {}).get("mediaType")
+            or ""
+        )
+        .split(";")[0]
+        .strip()
+        .lower()
+    )
+    if media in MEDIA_TYPES:
+        return media
+    suffix = Path(str(att.get("title") or "")).suffix.lower()
+    if media in ("", "application/octet-stream", "binary/octet-stream") and suffix in SUFFIX_TYPES:
+        return SUFFIX_TYPES[suffix]
+    return media or "an unknown type"
+
+
+def _too_large(size: int, conn: ConfluenceConnector, at: str = "") -> str:
+    return (
+        f"too large: {at}{size} bytes, over the {conn.max_bytes}-byte limit "
+        "(FOOTNOTE_INGEST__MAX_FILE_MB)"
+    )
 
 
 def _lost_readers(old: str | None, new: str) -> bool:

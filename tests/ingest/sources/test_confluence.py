@@ -162,8 +162,10 @@ def test_incremental_fetches_only_what_changed_and_counts_its_requests(site, sql
     first = wiki(site, batch_size=25)
     report = sync("wiki", sqlite, first, MemorySink())
     assert len(report.written) == 60
-    # 2 spaces, a listing of 60 in pages of 50 (2), bodies in batches of 25 (3)
-    assert first.requests == 2 + 2 + 3 and bodies(site) == 3
+    # 2 spaces, a listing of 60 in pages of 50 (2), bodies in batches of 25 (3), and each new
+    # page's attachments (60)
+    assert first.requests == 2 + 2 + 3 + 60 and bodies(site) == 3
+    assert len(site.listings()) == 60
 
     site.requests.clear()
     again = wiki(site, batch_size=25)
@@ -178,7 +180,8 @@ def test_incremental_fetches_only_what_changed_and_counts_its_requests(site, sql
     sink = MemorySink()
     report = sync("wiki", sqlite, edit, sink)
     assert sorted(report.written) == sorted([ids[7], ids[40]])
-    assert edit.requests == 5 and bodies(site) == 1
+    assert edit.requests == 5 + 2 and bodies(site) == 1  # and the edited pages' attachments
+    assert sorted(site.listings()) == sorted([ids[7], ids[40]])
     assert "edited" in str(sink.docs[ids[7]].content)
     assert [s for p, q, s in site.requests if "cursor" in q] == [200]  # _links.next followed
 

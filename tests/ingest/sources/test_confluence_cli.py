@@ -81,3 +81,55 @@ def test_confluence_pages_answer_exactly_their_readers_through_narrowing_and_wid
         assert not sees(RELOCATION_Q, "2,400", "alice", capsys)
     finally:
         site.close()
+
+
+PER_DIEM_Q = "What is the per diem for Tokyo business trips?"
+
+
+def test_a_pages_pdf_attachment_answers_the_pages_readers_only_until_restricted_or_deleted(
+    tmp_path, monkeypatch, capsys
+):
+    from tests.ingest.sources.test_confluence_attachments import pdf
+
+    site = LoopbackConfluence().start()
+    monkeypatch.setenv("FOOTNOTE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("FOOTNOTE_CONFLUENCE__EMAIL", site.email)
+    monkeypatch.setenv("FOOTNOTE_CONFLUENCE__API_TOKEN", site.token)
+    try:
+        site.space("FIN", groups=["engineering", "hr"])
+        page = site.put("FIN", "Travel", "<p>The travel rules are in the attached file.</p>")
+        policy = pdf(
+            "Travel expenses",
+            "The per diem for Tokyo business trips is 9,500 yen a day.",
+            "Receipts are kept for seven years.",
+        )
+        aid = site.attach(page, "travel-policy.pdf", policy)
+        site.attach(page, "receipts.zip", b"PK\x03\x04", "application/zip")
+        add = ["sources", "add", "confluence", "--url", site.url, "--name", "wiki"]
+        assert cli_main([*add, "--space", "FIN"]) == 0
+        assert cli_main(["sync"]) == 0
+        out = capsys.readouterr().out
+        assert "wiki: written 2" in out and "receipts.zip" in out, out
+        assert "attachments: 1 pages listed, full pass, 1 downloaded, 1 skipped" in out, out
+
+        answer = ask(PER_DIEM_Q, "bob", capsys)  # engineering, a reader of the space
+        assert answer["status"] == "answered" and "9,500" in answer["text"], answer["text"]
+        links = [c["link"] for c in answer["citations"]]
+        number = aid.removeprefix("att")
+        preview = f"{site.url}/wiki/spaces/FIN/pages/{page}/Travel?preview=%2F{page}%2F{number}"
+        assert any(link.startswith(preview) for link in links), links
+        assert not sees(PER_DIEM_Q, "9,500", "dave", capsys)  # sales: not a reader
+
+        site.restrict(page, groups=["hr"])  # the page narrowed: its attachment with it
+        assert cli_main(["sync", "--source", "wiki"]) == 0
+        assert "written 2" in capsys.readouterr().out
+        assert not sees(PER_DIEM_Q, "9,500", "bob", capsys)  # no leak through the file
+        assert sees(PER_DIEM_Q, "9,500", "alice", capsys)  # hr
+
+        del site.attachments[aid]
+        site.edit(page, "<p>The travel rules moved to the finance portal.</p>")
+        assert cli_main(["sync", "--source", "wiki"]) == 0
+        assert "deleted 1" in capsys.readouterr().out
+        assert not sees(PER_DIEM_Q, "9,500", "alice", capsys)
+    finally:
+        site.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pytest
@@ -53,3 +54,18 @@ class MemorySink:
 
     def finish(self) -> None:
         pass
+
+
+def ask(question: str, user: str, capsys) -> dict:
+    """``footnote ask --json`` as ``user``, in this process (a connector test's index)."""
+    from bot.cli import main as cli_main
+
+    capsys.readouterr()
+    assert cli_main(["ask", question, "--user", user, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def sees(question: str, fact: str, user: str, capsys) -> bool:
+    """Whether ``user``'s answer, or any passage cited to them, carries ``fact``."""
+    answer = ask(question, user, capsys)
+    return fact in answer["text"] or any(fact in c["quote"] for c in answer["citations"])

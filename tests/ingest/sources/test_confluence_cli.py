@@ -3,12 +3,11 @@ as a page is shared with one person, narrowed to a group, then widened again."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from bot.cli import main as cli_main
 from testing.confluence import LoopbackConfluence, User
+from tests.ingest.sources.conftest import ask, sees
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]  # `footnote` builds its own embedders
 
@@ -23,18 +22,6 @@ RELOCATION = (
 ALICE = User("acc-alice", "Alice Moreau", "Alice@Northwind.example")
 GARAGE_Q = "When does the Riverside office garage close on weekdays?"
 RELOCATION_Q = "How much housing allowance does the Lisbon relocation package pay?"
-
-
-def ask(question: str, user: str, capsys) -> dict:
-    capsys.readouterr()
-    assert cli_main(["ask", question, "--user", user, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def sees(question: str, fact: str, user: str, capsys) -> bool:
-    """Whether ``user``'s answer, or any passage cited to them, carries ``fact``."""
-    answer = ask(question, user, capsys)
-    return fact in answer["text"] or any(fact in c["quote"] for c in answer["citations"])
 
 
 def test_confluence_pages_answer_exactly_their_readers_through_narrowing_and_widening(

@@ -4,12 +4,11 @@ company's domain, and a doc shared with one person by e-mail is trashed."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from bot.cli import main as cli_main
 from testing.gdrive import LoopbackDrive, domain, group, user
+from tests.ingest.sources.conftest import ask, sees
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]  # `footnote` builds its own embedders
 
@@ -31,18 +30,6 @@ DIRECTORY = """users:
 """
 GARAGE_Q = "When does the Riverside office garage close on weekdays?"
 RELOCATION_Q = "How much housing allowance does the Lisbon relocation package pay?"
-
-
-def ask(question: str, user: str, capsys) -> dict:
-    capsys.readouterr()
-    assert cli_main(["ask", question, "--user", user, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def sees(question: str, fact: str, user: str, capsys) -> bool:
-    """Whether ``user``'s answer, or any passage cited to them, carries ``fact``."""
-    answer = ask(question, user, capsys)
-    return fact in answer["text"] or any(fact in c["quote"] for c in answer["citations"])
 
 
 def test_drive_files_answer_exactly_their_readers_through_narrowing_and_widening(

@@ -3,12 +3,11 @@ answer as a file is narrowed, widened, moved out of a shared folder and deleted.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from bot.cli import main as cli_main
 from testing.graph import LoopbackGraph, entra_group, granted, link, person
+from tests.ingest.sources.conftest import ask, sees
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]  # `footnote` builds its own embedders
 
@@ -25,18 +24,6 @@ RELOCATION = (
 )
 GARAGE_Q = "When does the Riverside office garage close on weekdays?"
 RELOCATION_Q = "How much housing allowance does the Lisbon relocation package pay?"
-
-
-def ask(question: str, user: str, capsys) -> dict:
-    capsys.readouterr()
-    assert cli_main(["ask", question, "--user", user, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def sees(question: str, fact: str, user: str, capsys) -> bool:
-    """Whether ``user``'s answer, or any passage cited to them, carries ``fact``."""
-    answer = ask(question, user, capsys)
-    return fact in answer["text"] or any(fact in c["quote"] for c in answer["citations"])
 
 
 def sync(capsys) -> str:

@@ -29,7 +29,7 @@ from agent.questions import Asks, latin_names, matches_kind, names_all, required
 from agent.reasoning import Sentence
 from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
-from agent.units import Unit, units, units_of
+from agent.units import Unit, units
 from agent.values import (
     COUNT_WORDS,
     ORDINALS,
@@ -80,6 +80,7 @@ class Extract:
     named: frozenset[str] = frozenset()  # the identifiers and names the question mentions
     question: str = ""
     asked: dict[str, float] = field(default_factory=dict)  # every key term, unseen ones too
+    units: list[Unit] = field(default_factory=list)  # every unit of the passages, in order
 
 
 def _tokens(text: str, lang: str) -> frozenset[str]:
@@ -383,7 +384,16 @@ def score_units(
     words = [w for w in spelled if set(tokenize(w, asks.lang)) & never]
     asked = {t: w for t, w in all_weights.items() if t in weights or t in never}
     return Extract(
-        [], scored, weights, unseen, asks.lang, words, identifiers | names, question, asked
+        [],
+        scored,
+        weights,
+        unseen,
+        asks.lang,
+        words,
+        identifiers | names,
+        question,
+        asked,
+        all_units,
     )
 
 
@@ -486,12 +496,12 @@ def _list_under(first: Scored, by_place: dict[tuple[int, int], Scored]) -> list[
 
 
 def _whole_list(
-    first: Scored, by_place: dict[tuple[int, int], Scored], passages: Sequence[Passage]
+    first: Scored, by_place: dict[tuple[int, int], Scored], every: Sequence[Unit]
 ) -> list[Scored]:
     """The items of the list ``first`` belongs to (or introduces), with the sentence that
     introduces them, when one ending in ":" does ("To fix it:" over the steps); [] otherwise,
     or when the list is longer than ``MAX_LIST`` items."""
-    all_units = units_of(passages[first.unit.passage], first.unit.passage)
+    all_units = [u for u in every if u.passage == first.unit.passage]
     at = next((k for k, u in enumerate(all_units) if u.order == first.unit.order), None)
     if at is None:
         return []
@@ -543,7 +553,7 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
             return lines[:MAX_UNITS]
     if asks.kind == "any" and asks.quantity is None and not asks.extreme and not first.named:
         # "What should I do?" answered by one step of several: the steps, as the list says them
-        steps = _whole_list(first, by_place, passages)
+        steps = _whole_list(first, by_place, extract.units)
         if len(steps) > 1:
             return steps
     following = by_place.get((first.unit.passage, first.unit.order + 1))

@@ -11,7 +11,7 @@ LOCK ?= requirements-dev.lock
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast test-llm lint bench lock size browser screenshots
+.PHONY: install demo test test-fast test-llm lint bench lock size browser screenshots train-answer-model
 
 install: $(VENV)/.installed
 
@@ -106,3 +106,8 @@ lock: install
 	$(UV_COMPILE) --extra dev $(EXTRAS:%=--extra %) --extra llm --constraint requirements-dev.lock \
 		--output-file $(LLM_LOCK)
 	$(MAKE) --no-print-directory install
+
+# The answer model (agent/models/answer/answer.json) from the public question sets in
+# ../shared/eval (numpy only, no torch); agent/models/answer/README.md is its card.
+train-answer-model: install
+	$(PY) scripts/train_answer_model.py

@@ -11,7 +11,7 @@ LOCK ?= requirements-dev.lock
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast test-llm lint bench lock size browser screenshots train-answer-model
+.PHONY: install demo test test-fast test-llm lint bench lock size browser office screenshots train-answer-model
 
 install: $(VENV)/.installed
 
@@ -44,7 +44,7 @@ demo: install
 
 # The whole suite, models and the browser included (tests/conftest.py says how a test is marked
 # `models`).
-test: install browser
+test: install browser office
 	$(PYTEST) -q -p no:cacheprovider
 
 # Everything that loads no embedding model and needs no browser: under a minute, for the
@@ -60,6 +60,15 @@ browser:
 		echo "installing chromium and chromium-driver (apt)"; \
 		$(SUDO) apt-get install -y -q chromium chromium-driver >/dev/null \
 		|| { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver; }; \
+	fi
+
+# Debian's LibreOffice (no GUI), for the tests that make real word-processor PDFs from DOCX
+# (tests/ingest/test_word_pdf.py): installed once per machine through apt.
+office:
+	@if command -v libreoffice >/dev/null; then :; else \
+		echo "installing libreoffice-writer-nogui (apt)"; \
+		$(SUDO) apt-get install -y -q --no-install-recommends libreoffice-writer-nogui >/dev/null \
+		|| { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q --no-install-recommends libreoffice-writer-nogui; }; \
 	fi
 
 # The admin page's screenshots in docs/admin/ (the README shows them), from the browser test.

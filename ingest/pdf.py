@@ -264,8 +264,11 @@ def _furniture_key(text: str) -> str:
     return re.sub(r"\d+", "#", " ".join(text.lower().split()))
 
 
-def _drop_furniture(pages: list[list[Line]], heights: list[float]) -> list[list[Line]]:
-    """Running headers and footers (repeated in a margin on most pages) and page numbers."""
+def _drop_furniture(
+    pages: list[list[Line]], heights: list[float]
+) -> tuple[list[list[Line]], set[str]]:
+    """Running headers and footers (repeated in a margin on most pages) and page numbers; and
+    the keys (``_furniture_key``) of the repeated lines, which no title may be."""
 
     def in_margin(line: Line) -> bool:
         height = heights[line.page - 1]
@@ -275,7 +278,7 @@ def _drop_furniture(pages: list[list[Line]], heights: list[float]) -> list[list[
     for lines in pages:
         counts.update({_furniture_key(ln.text) for ln in lines if in_margin(ln) and not ln.row})
     repeated = {k for k, n in counts.items() if n >= max(2, len(pages) // 2)}
-    return [
+    kept = [
         [
             ln
             for ln in lines
@@ -285,6 +288,7 @@ def _drop_furniture(pages: list[list[Line]], heights: list[float]) -> list[list[
         ]
         for lines in pages
     ]
+    return kept, repeated
 
 
 def _heading_levels(lines: list[Line], body: float) -> dict[float, int]:
@@ -335,7 +339,20 @@ def _blocks(pages: list[list[Line]], body: float, levels: dict[float, int]) -> l
                     or (line.page == last.page + 1 and not _ENDS_SENTENCE.search(current.text))
                 )
             )
-            if current is not None and _BULLET_ONLY.match(current.parts[-1]) and not level:
+            # a heading too long for one line goes on, at its size, right under itself
+            wraps = (
+                current is not None
+                and level
+                and current.heading == level
+                and last is not None
+                and line.page == last.page
+                and abs(line.size - last.size) < 0.5
+                and 0 <= line.top - last.bottom <= line.size * 0.5
+                and len(current.parts) < 3
+            )
+            if wraps and current is not None:
+                current.parts.append(line.text)
+            elif current is not None and _BULLET_ONLY.match(current.parts[-1]) and not level:
                 current.parts[-1] += " " + line.text  # a bullet drawn apart from its text
             elif continues and current is not None:
                 current.parts.append(line.text)
@@ -491,7 +508,11 @@ def parse_pdf(data: bytes, stem: str) -> tuple[str, list[Section]]:
         if "Password" in name or "Encrypt" in name:
             raise BadDocument("not a readable PDF: encrypted with a password") from None
         raise BadDocument(f"not a readable PDF: {inner or name}") from None
-    pages = _drop_furniture(pages, heights)
+    pages, furniture = _drop_furniture(pages, heights)
+    # A word processor's title property is often the template's company name, which is also
+    # the running header: a line on every page names no one document.
+    if meta_title and _furniture_key(meta_title) in furniture:
+        meta_title = ""
     text_lines = [ln for lines in pages for ln in lines if not ln.row]
     if not text_lines and not any(pages):
         raise BadDocument("no extractable text (scanned PDF?)")

@@ -8,8 +8,10 @@ the request cannot be checked right now) instead of failing the turn.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,6 +34,10 @@ class PendingActions(Protocol):
 
     def peek(self, action_id: str) -> PendingAction | None: ...
 
+    def forget(self, users: Collection[str]) -> int:
+        """Drop every proposal these people have not confirmed yet (it holds their question)."""
+        ...
+
 
 class MemoryPendingActions:
     """For one process (the terminal chat); the bot uses Redis."""
@@ -52,6 +58,13 @@ class MemoryPendingActions:
     def peek(self, action_id: str) -> PendingAction | None:
         action = self._items.get(action_id)
         return action if action and action.expires_at > time.time() else None
+
+    def forget(self, users: Collection[str]) -> int:
+        with self._lock:
+            gone = [k for k, a in self._items.items() if a.user_id in users]
+            for k in gone:
+                del self._items[k]
+        return len(gone)
 
 
 class RedisPendingActions:
@@ -83,3 +96,21 @@ class RedisPendingActions:
         except self._down as exc:
             raise StateUnavailable(f"redis: {exc}") from exc
         return PendingAction(**json.loads(raw)) if raw else None
+
+    def forget(self, users: Collection[str]) -> int:
+        """Every key under the prefix is read (SCAN, so Redis is never blocked); raises
+        ``StateUnavailable`` when Redis cannot be reached: a forget must not pass for done."""
+        pattern = re.sub(r"([\\*?\[\]])", r"\\\1", self.prefix) + "*"
+        gone = 0
+        try:
+            for key in self.client.scan_iter(match=pattern, count=500):
+                raw = self.client.get(key)
+                try:
+                    user = json.loads(raw)["user_id"] if raw else None
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if user in users:
+                    gone += int(self.client.delete(key))
+        except self._down as exc:
+            raise StateUnavailable(f"redis: {exc}") from exc
+        return gone

@@ -10,6 +10,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -57,6 +58,20 @@ class SqliteTicketDesk:
 
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM tickets").fetchone()[0])
+
+    def forget(self, requesters: Collection[str]) -> int:
+        """Delete the tickets these people filed (a real desk has its own erasure process)."""
+        people = sorted(set(requesters))
+        if not people:
+            return 0
+        with self._lock, self._db:
+            cur = self._db.execute(
+                f"DELETE FROM tickets WHERE requester IN ({', '.join('?' * len(people))})", people
+            )
+        return cur.rowcount
+
+    def close(self) -> None:
+        self._db.close()
 
 
 class CRM(Protocol):

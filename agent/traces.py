@@ -7,6 +7,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,6 +30,14 @@ class TraceStore(Protocol):
     def find(self, turn_id: str) -> TraceRecord | None:
         """One turn's trace, while the store still keeps it."""
         ...
+
+    def forget(self, users: Collection[str], turn_ids: Collection[str] = ()) -> int:
+        """Delete the traces of these people's turns (by asker or turn id): how many."""
+        ...
+
+
+def _theirs(record: TraceRecord, users: Collection[str], turn_ids: Collection[str]) -> bool:
+    return record.get("user") in users or record.get("turn_id") in turn_ids
 
 
 def _record(turn: Turn, answer: Answer, ms: float | None) -> TraceRecord:
@@ -82,6 +91,17 @@ class SqliteTraceStore:
             ).fetchone()
         return json.loads(row[0]) if row else None
 
+    def forget(self, users: Collection[str], turn_ids: Collection[str] = ()) -> int:
+        users, turn_ids = set(users), set(turn_ids)
+        with self._lock, self._db:
+            rows = self._db.execute("SELECT n, data FROM traces").fetchall()
+            gone = [(n,) for n, data in rows if _theirs(json.loads(data), users, turn_ids)]
+            self._db.executemany("DELETE FROM traces WHERE n = ?", gone)
+        return len(gone)
+
+    def close(self) -> None:
+        self._db.close()
+
 
 class RedisTraceStore:
     def __init__(self, client: Redis, key: str = "footnote:traces", maxlen: int = 5000):
@@ -120,3 +140,24 @@ class RedisTraceStore:
             last = entries[-1][0]
             last = last.decode() if isinstance(last, bytes) else str(last)
             end = "(" + last
+
+    def forget(
+        self, users: Collection[str], turn_ids: Collection[str] = (), page: int = 500
+    ) -> int:
+        """Unlike ``save``, raises when Redis cannot be reached: a forget must not pass for done."""
+        users, turn_ids = set(users), set(turn_ids)
+        gone: list[Any] = []
+        start = "-"
+        while True:
+            entries = self.client.xrange(self.key, min=start, count=page) or []
+            for entry_id, fields in entries:
+                raw = fields.get(b"data", fields.get("data")) if fields else None
+                if raw is not None and _theirs(json.loads(raw), users, turn_ids):
+                    gone.append(entry_id)
+            if len(entries) < page:
+                break
+            last = entries[-1][0]
+            start = "(" + (last.decode() if isinstance(last, bytes) else str(last))
+        for i in range(0, len(gone), page):
+            self.client.xdel(self.key, *gone[i : i + page])
+        return len(gone)

@@ -6,15 +6,24 @@ A case holds the question (and the asker's earlier questions when it was a follo
 (the directory user when their groups are still those they asked with, else the groups), the
 documents the answer cited as its expected sources, the vote and reason, and no key facts: the
 reviewer writes those. No document text is written: the answer itself stays in the record.
+
+Written for one named reviewer (``--reviewer``), as the index lets that person read now: a case
+whose answer, or an earlier question it follows up, cited a document the reviewer may not read is
+left out whole — its question, sources and comments describe that document. The asker's own words
+are kept only when the reviewer reads everything the asker does by group (the asker's groups are
+all the reviewer's) and every cited document: free text may quote anything its writer can read,
+not only what the answer cited. What is left out is counted (``Export``), never named.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from agent.evaluation import GoldenItem, dump_golden
-from bot.directory import Directory
+from bot.directory import Directory, Person
 from bot.feedback import REASONS, FeedbackRecord, FeedbackStore, TurnRecord
 
 FEEDBACK_SET = "feedback"  # the set exported cases belong to, reported apart from the golden set
@@ -48,9 +57,14 @@ def parse_since(text: str, now: dt.datetime | None = None) -> str:
 
 
 def case_for(
-    turn: TurnRecord, feedback: FeedbackRecord, directory: Directory, earlier: list[str]
+    turn: TurnRecord,
+    feedback: FeedbackRecord,
+    directory: Directory,
+    earlier: list[str],
+    keep_note: bool = True,
 ) -> tuple[GoldenItem, list[str]]:
-    """One rated turn as a case, and the comment lines a reviewer reads above it."""
+    """One rated turn as a case, and the comment lines a reviewer reads above it (the asker's
+    own words only with ``keep_note``)."""
     person = directory.find(turn.user_id)
     same_groups = person is not None and sorted(person.groups) == sorted(turn.groups)
     sources = list(dict.fromkeys(c.doc_id for c in turn.citations))
@@ -73,7 +87,9 @@ def case_for(
     )
     vote = "👍" if feedback.vote == "up" else "👎"
     why = REASONS.get(feedback.reason, "").lower() or "no reason given"
-    said = f': "{feedback.note}"' if feedback.note else ""
+    said = f': "{feedback.note}"' if feedback.note and keep_note else ""
+    if feedback.note and not keep_note:
+        said = " (the asker's words are left out: they may quote documents you may not read)"
     comments = [
         f"{vote} {why}{said}",
         f"asked {turn.at} in a {turn.platform} {turn.channel_kind} · the answer was {turn.status}"
@@ -93,23 +109,57 @@ def case_for(
     return item, comments
 
 
+@dataclass(frozen=True)
+class Reviewer:
+    """Who the cases are written for: their principals, and whether the index lets them read a
+    document now (``readable(doc_id)``)."""
+
+    person: Person
+    readable: Callable[[str], bool]
+
+    def reads_as_much_as(self, groups: tuple[str, ...]) -> bool:
+        return set(groups) <= set(self.person.groups)
+
+
+@dataclass
+class Export:
+    text: str
+    items: list[GoldenItem]
+    cases_left_out: int = 0  # cited (or followed up on) a document the reviewer may not read
+    citations_left_out: int = 0  # the unreadable citations of those cases
+    notes_left_out: int = 0  # the asker's words, on cases that were kept
+
+
 def export_cases(
     store: FeedbackStore,
     directory: Directory,
     since: str,
+    reviewer: Reviewer,
     history_turns: int = 10,
     history_ttl_s: int = 7 * 24 * 3600,
-) -> tuple[str, list[GoldenItem]]:
-    """Every turn rated at or after ``since``, as the text of a cases file, and the cases. A
-    follow-up carries the questions the bot still remembered when it answered."""
-    items: list[GoldenItem] = []
+) -> Export:
+    """Every turn rated at or after ``since`` that ``reviewer`` may see, as the text of a cases
+    file, and the cases. A follow-up carries the questions the bot still remembered when it
+    answered."""
+    out = Export("", [])
     comments: dict[str, list[str]] = {}
     for turn, feedback in store.rated_since(since):
         window = dt.datetime.fromisoformat(turn.at) - dt.timedelta(seconds=history_ttl_s)
-        earlier = store.earlier_questions(
+        earlier = store.earlier_turns(
             turn, limit=history_turns, after=window.isoformat(timespec="milliseconds")
         )
-        item, lines = case_for(turn, feedback, directory, earlier)
-        items.append(item)
+        cited = {c.doc_id for t in (*earlier, turn) for c in t.citations}
+        hidden = {d for d in cited if not reviewer.readable(d)}
+        if hidden:
+            out.cases_left_out += 1
+            out.citations_left_out += len(hidden)
+            continue
+        keep_note = reviewer.reads_as_much_as(turn.groups)
+        out.notes_left_out += bool(feedback.note) and not keep_note
+        item, lines = case_for(
+            turn, feedback, directory, [e.question for e in earlier], keep_note=keep_note
+        )
+        out.items.append(item)
         comments[item.id] = lines
-    return dump_golden(items, comments, HEADER), items
+    out.text = dump_golden(out.items, comments, HEADER)
+    return out

@@ -218,6 +218,13 @@ def main(argv: list[str] | None = None) -> int:
         "--since", default="7d", help="an age (7d, 12h, 2w) or a date (2026-11-24); default 7d"
     )
     export.add_argument("--out", type=Path, default=None, help="a file (default: stdout)")
+    export.add_argument(
+        "--reviewer",
+        default=None,
+        help="who will read the cases (user id or e-mail in the directory): cases citing a "
+        "document they may not read, and askers' words they might not be allowed to see, are "
+        "left out and counted. Required.",
+    )
 
     p = sub.add_parser("report", help="for document owners: what the documents could not answer")
     what = p.add_subparsers(dest="action", required=True)
@@ -268,7 +275,11 @@ def main(argv: list[str] | None = None) -> int:
         "purge",
         help="delete what is older than FOOTNOTE_PRIVACY__RETENTION_DAYS (serve does it hourly)",
     )
-    forget = what.add_parser("forget", help="delete one person's questions, answers and feedback")
+    forget = what.add_parser(
+        "forget",
+        help="delete everything of one person: turns, feedback, traces, conversation histories, "
+        "pending and filed tickets",
+    )
     forget.add_argument(
         "--user", required=True, help="their user id, e-mail, Slack or Teams id in the directory"
     )
@@ -817,33 +828,68 @@ def _with_records(settings: Settings, fn):
 
 
 def cmd_feedback(args, settings: Settings) -> int:
-    from bot.cases import export_cases, parse_since
-    from bot.directory import FileDirectory
+    from bot.app import build_deps
+    from bot.cases import Reviewer, export_cases, parse_since
 
     try:
         since = parse_since(args.since)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    directory = FileDirectory.load(settings.directory_file)
-    store = open_records(settings)
-    try:
-        text, items = export_cases(
-            store,
-            directory,
-            since,
-            history_turns=settings.redis.history_turns,
-            history_ttl_s=settings.redis.history_ttl_s,
+    if not (args.reviewer or "").strip():
+        raise ConfigError(
+            "say who will read the cases: footnote feedback export --reviewer USER (their user "
+            "id or e-mail): what they may not read is left out. Cases name documents and quote "
+            "askers, so there is no export for nobody in particular"
         )
+    deps = build_deps(settings)
+    try:
+        directory = deps.directory
+        person = directory.find(args.reviewer.strip())
+        if person is None:
+            raise ConfigError(
+                f"--reviewer {args.reviewer.strip()!r} is not in the directory: give their user "
+                "id or e-mail as the directory has it"
+            )
+        readable: dict[str, bool] = {}
+
+        def may_read(doc_id: str) -> bool:
+            if doc_id not in readable:
+                readable[doc_id] = bool(deps.index.chunks(doc_id, person.principals))
+            return readable[doc_id]
+
+        store = open_records(settings)
+        try:
+            export = export_cases(
+                store,
+                directory,
+                since,
+                Reviewer(person, may_read),
+                history_turns=settings.redis.history_turns,
+                history_ttl_s=settings.redis.history_ttl_s,
+            )
+        finally:
+            store.close()
     finally:
-        store.close()
+        deps.close()
+    items = export.items
     down = sum(1 for i in items if i.verdict == "down")
-    summary = f"{len(items)} cases ({down} 👎, {len(items) - down} 👍) rated since {since}"
+    summary = (
+        f"{len(items)} cases ({down} 👎, {len(items) - down} 👍) rated since {since}, "
+        f"for {person.user_id}"
+    )
+    left_out = (
+        f"left out for {person.user_id}: {export.cases_left_out} cases citing "
+        f"{export.citations_left_out} documents they may not read, "
+        f"{export.notes_left_out} askers' comments (the asker reads documents they may not)"
+    )
     if args.out is None:
-        sys.stdout.write(text)
+        sys.stdout.write(export.text)
         stderr.print(plain(summary, "dim"))
+        stderr.print(plain(left_out, "dim"))
     else:
-        args.out.write_text(text, encoding="utf-8")
+        args.out.write_text(export.text, encoding="utf-8")
         console.print(plain(f"wrote {summary} to {shown(args.out)}"))
+        console.print(plain(left_out))
         if items:
             console.print(
                 plain(
@@ -877,12 +923,12 @@ def cmd_report(args, settings: Settings) -> int:
                 for line in report_lines(report):
                     console.print(plain(line), highlight=False)
             return 0
-        return report_digest(args, settings, build)
+        return report_digest(args, settings, build, deps.directory)
     finally:
         deps.close()
 
 
-def report_digest(args, settings: Settings, build) -> int:
+def report_digest(args, settings: Settings, build, directory) -> int:
     import datetime as dt
 
     from bot.digest import current_period, post_digest
@@ -899,7 +945,9 @@ def report_digest(args, settings: Settings, build) -> int:
             "FOOTNOTE_DIGEST__TEAMS_CONVERSATION with FOOTNOTE_DIGEST__TEAMS_SERVICE_URL, "
             "or route an owner's digest (footnote digest route)"
         )
-    outcome = asyncio.run(post_digest(settings, lambda: open_records(settings), build))
+    outcome = asyncio.run(
+        post_digest(settings, lambda: open_records(settings), build, directory=directory)
+    )
     if outcome.posted:
         console.print(plain(f"posted the digest of {period.key} to {', '.join(outcome.where)}"))
     else:
@@ -977,6 +1025,7 @@ def cmd_digest(args, settings: Settings) -> int:
 def cmd_privacy(args, settings: Settings) -> int:
     from bot.directory import FileDirectory
     from bot.feedback import ago
+    from bot.privacy import forget
 
     store = open_records(settings)
     try:
@@ -991,16 +1040,15 @@ def cmd_privacy(args, settings: Settings) -> int:
             return 0
         person = FileDirectory.load(settings.directory_file).find(args.user)
         users = list(dict.fromkeys([args.user, *([person.user_id] if person else [])]))
-        turns = feedback = 0
-        for user in users:
-            t, f = store.forget(user)
-            turns, feedback = turns + t, feedback + f
-        console.print(
-            plain(f"deleted {turns} turns and {feedback} feedback records of {users[-1]}")
-        )
+        done = forget(settings, store, users)
     finally:
         store.close()
-    return 0
+    console.print(plain(f"forgot {users[-1]}:"))
+    for kind, n in done.removed.items():
+        console.print(plain(f"  {n:>5}  {kind}"), highlight=False)
+    for where in done.unreachable:
+        stderr.print(plain(f"error: not forgotten everywhere: {where}", "red"))
+    return 1 if done.unreachable else 0
 
 
 def cmd_serve(args, settings: Settings) -> int:

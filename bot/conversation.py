@@ -158,6 +158,42 @@ class Member:
     profile: Callable[[], Awaitable[Profile]] | None = None
 
 
+async def lookup_members(
+    directory: Directory,
+    members: Callable[[], AsyncIterator[Member]],
+    known: dict[str, tuple[str, ...]] | None = None,
+) -> tuple[dict[str, tuple[str, ...]], int]:
+    """Every member of a conversation looked up in the directory: their principals by user id
+    (one the directory does not know under ``?<their platform id>``, with none: public documents
+    only), added to ``known``, and how many were unknown. Bots are left out; profiles are asked
+    for at most ``MAX_MEMBERS`` members. What listing or the directory raises is raised: the
+    caller fails closed. Answers in a channel and digests posted to one both read members so."""
+    groups = dict(known or {})
+    strangers = lookups = 0
+    async for member in members():
+        person = await _known(directory, member.keys)
+        if person is None and member.profile is not None and lookups < MAX_MEMBERS:
+            lookups += 1
+            profile = await member.profile()
+            if profile.is_bot:
+                continue
+            person = await find_off_loop(directory, profile.email) if profile.email else None
+        key = person.user_id if person else f"?{member.keys[0] if member.keys else ''}"
+        if key in groups:
+            continue
+        groups[key] = person.principals if person else ()
+        strangers += person is None
+    return groups, strangers
+
+
+async def _known(directory: Directory, keys: tuple[str, ...]) -> Person | None:
+    for key in keys:
+        person = await find_off_loop(directory, key) if key else None
+        if person is not None:
+            return person
+    return None
+
+
 @dataclass(frozen=True)
 class Question:
     asker: Member
@@ -269,22 +305,10 @@ class Conversation:
         """Each distinct group list of the channel's members, and how many members the directory
         does not know (they read public documents only). When the member list cannot be read the
         channel counts as having a stranger: fail closed."""
-        groups: dict[str, tuple[str, ...]] = {asker.user_id: asker.principals}
-        strangers = lookups = 0
         try:
-            async for member in members():
-                person = await self._known(member.keys)
-                if person is None and member.profile is not None and lookups < MAX_MEMBERS:
-                    lookups += 1
-                    profile = await member.profile()
-                    if profile.is_bot:
-                        continue
-                    person = await self._find(profile.email)
-                key = person.user_id if person else f"?{member.keys[0] if member.keys else ''}"
-                if key in groups:
-                    continue
-                groups[key] = person.principals if person else ()
-                strangers += person is None
+            groups, strangers = await lookup_members(
+                self.directory, members, {asker.user_id: asker.principals}
+            )
         except Exception as exc:  # an outside call: answer from public documents only
             log.warning(
                 "%s members lookup failed: %r; answering from public docs only", self.platform, exc
@@ -357,7 +381,7 @@ class Conversation:
             history=history.messages,
         )
         answer: Answer = await self.assistant.answer(turn, progress, draft)
-        await self.state.remember(question.conversation, text, answer.text)
+        await self.state.remember(question.conversation, text, answer.text, person.user_id)
         if self.records is not None and answer.status == "smalltalk":
             stored = say(answer.lang, "stored", days=self.records.retention_days)
             answer.note = f"{answer.note} {stored}".strip()

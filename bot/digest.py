@@ -18,6 +18,17 @@ replica claims each target with an insert-or-nothing row in the shared database
 insert lands posts; the others see a conflict and do nothing. A post that fails gives that
 target back (its row is deleted), so a later check — on any replica — tries again.
 
+Who reads a digest decides what it holds. Before each post, the members of the channel or
+conversation it goes to are listed and looked up in the directory exactly as for an answer in a
+channel (``bot.conversation.lookup_members``); a member the directory does not know, or a list
+that cannot be read, leaves only public documents. An item stays only when every member may read
+every document it names or is about (``for_audience``): a topic by its closest documents, what
+its answers cited and what each asker alone would have been pointed to; an outdated answer by
+what it cited; a stale document and both sides of a conflict by themselves. An item that names no
+document is about nothing the index can check: it stays only when every member reads, by group,
+everything its askers do. The digest says how many items it left out, never which. An owner's
+route is a channel like any other: it gets what its members may read.
+
 Document text and questions are data: every piece is rendered inert (Slack rich_text text
 elements, Teams TextRuns — never mrkdwn or Markdown), with no mention and no link.
 """
@@ -30,11 +41,13 @@ import datetime as dt
 import logging
 import os
 import socket
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot import render
+from bot.conversation import Member, Profile, lookup_members
+from bot.directory import Directory
 from bot.feedback import DigestRoute, FeedbackStore, owner_key
 from bot.gaps import DocRef, GapReport
 from bot.settings import DigestSettings, Settings
@@ -91,11 +104,109 @@ def _title(report: GapReport, name_owner: bool = True) -> str:
 
 def _summary(report: GapReport) -> str:
     if report.owner:
-        return (
+        said = (
             f"{report.unanswered} of the {report.turns} questions asked were about your "
             "documents and went unanswered."
         )
-    return f"{report.turns} questions asked, {report.unanswered} the documents could not answer."
+    else:
+        said = (
+            f"{report.turns} questions asked, {report.unanswered} the documents could not answer."
+        )
+    if report.left_out:
+        n = report.left_out
+        said += (
+            f" {n} item{'' if n == 1 else 's'} left out: not everyone in this conversation may "
+            "read the documents concerned."
+        )
+    return said
+
+
+# --- what the conversation's members may read -------------------------------------------------
+
+Audience = tuple[tuple[str, ...], ...]  # each member's principals; () for one nobody knows
+PUBLIC_ONLY: Audience = ((),)
+
+
+def for_audience(report: GapReport, audience: Audience) -> GapReport:
+    """The part of ``report`` every member of ``audience`` may see, with how many items were
+    left out (``left_out``). No member at all counts as a stranger: public documents only."""
+    readers = audience or PUBLIC_ONLY
+
+    def shown(docs: Sequence[DocRef], askers: Sequence[Sequence[str]]) -> bool:
+        if docs:
+            return all(d.readable_by(r) for d in docs for r in readers)
+        # nothing to check by: only where every member reads all that its askers do
+        return all(set(a) <= set(r) for a in askers for r in readers)
+
+    topics = [t for t in report.topics if shown([*t.closest, *t.related], t.readers)]
+    outdated = [o for o in report.outdated if shown(o.cited, [o.groups])]
+    stale = [st for st in report.stale if shown([st.doc], [])]
+    conflicts = [c for c in report.conflicts if shown([c.older, c.newer], [])]
+    dropped = (
+        len(report.topics) - len(topics)
+        + len(report.outdated) - len(outdated)
+        + len(report.stale) - len(stale)
+        + len(report.conflicts) - len(conflicts)
+    )  # fmt: skip
+    return replace(
+        report,
+        topics=topics,
+        outdated=outdated,
+        stale=stale,
+        conflicts=conflicts,
+        left_out=report.left_out + dropped,
+    )
+
+
+async def audience_of(
+    directory: Directory, members: Callable[[], AsyncIterator[Member]], where: str
+) -> Audience:
+    """Who is in the conversation a digest goes to, as the directory knows them; when the list
+    or the directory cannot be read, public documents only (fail closed)."""
+    try:
+        groups, _strangers = await lookup_members(directory, members)
+    except Exception as exc:  # an outside call: post what everyone may read
+        log.warning("could not list the members of %s: %r; the digest holds public documents "
+                    "only", where, exc)  # fmt: skip
+        return PUBLIC_ONLY
+    return tuple(dict.fromkeys(groups.values())) or PUBLIC_ONLY
+
+
+def slack_members(client: Any, channel: str) -> Callable[[], AsyncIterator[Member]]:
+    """A Slack channel's members but the bot, as the Slack adapter lists them for an answer
+    (``conversations.members`` page by page; ``users.info`` for the e-mail and bots, a profile
+    Slack will not give making a stranger)."""
+    from slack_sdk.errors import SlackApiError
+
+    from bot.conversation import MAX_MEMBERS
+
+    async def profile(user: str) -> Profile:
+        try:
+            info = await client.users_info(user=user)
+        except SlackApiError as exc:
+            log.info("users.info %s failed: %s", user, exc)
+            return Profile()
+        found = info.get("user") or {}
+        email = (found.get("profile") or {}).get("email") or ""
+        return Profile(email, bool(found.get("is_bot")) or user == "USLACKBOT")
+
+    def member(user: str) -> Member:
+        return Member((user,), lambda: profile(user))
+
+    async def members() -> AsyncIterator[Member]:
+        me = (await client.auth_test()).get("user_id")
+        cursor, seen = None, 0
+        while seen < MAX_MEMBERS * 4:
+            resp = await client.conversations_members(channel=channel, cursor=cursor, limit=200)
+            for user in resp.get("members") or []:
+                seen += 1
+                if user != me:
+                    yield member(str(user))
+            cursor = (resp.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                break
+
+    return members
 
 
 # --- one digest per owner ---------------------------------------------------------------------
@@ -189,7 +300,10 @@ def _sections(report: GapReport) -> list[tuple[str, list[tuple[str, list[str]]]]
                 ],
             )
         )
-    if not out:
+    if not out and report.left_out:
+        line = "Everything this digest had concerns documents not everyone here may read."
+        out.append(("Nothing to show here", [(line, [])]))
+    elif not out:
         out.append(("Nothing to report", [("Every question found an answer.", [])]))
     return out
 
@@ -240,9 +354,14 @@ def teams_digest(report: GapReport) -> dict[str, Any]:
 
 
 async def post_slack(
-    settings: Settings, report: GapReport, client: Any = None, channel: str = ""
+    settings: Settings,
+    report: GapReport,
+    directory: Directory,
+    client: Any = None,
+    channel: str = "",
 ) -> str:
-    """Post to ``channel`` (default ``FOOTNOTE_DIGEST__SLACK_CHANNEL``); the message's ts."""
+    """Post to ``channel`` (default ``FOOTNOTE_DIGEST__SLACK_CHANNEL``) what all its members may
+    read; the message's ts."""
     from slack_sdk.web.async_client import AsyncWebClient
 
     slack = settings.slack
@@ -250,13 +369,15 @@ async def post_slack(
         raise ConfigError(
             "a digest goes to a Slack channel but Slack is not set up: set FOOTNOTE_SLACK__*"
         )
-    text, blocks = slack_digest(report)
     client = client or AsyncWebClient(
         token=slack.bot_token.get_secret_value(),
         base_url=slack.api_url or AsyncWebClient.BASE_URL,
     )
+    channel = channel or settings.digest.slack_channel
+    readers = await audience_of(directory, slack_members(client, channel), f"slack {channel}")
+    text, blocks = slack_digest(for_audience(report, readers))
     reply = await client.chat_postMessage(
-        channel=channel or settings.digest.slack_channel,
+        channel=channel,
         text=text,
         blocks=blocks,
         unfurl_links=False,
@@ -265,13 +386,16 @@ async def post_slack(
     return str(reply.get("ts", ""))
 
 
-async def post_teams(settings: Settings, report: GapReport, conversation: str = "") -> str:
+async def post_teams(
+    settings: Settings, report: GapReport, directory: Directory, conversation: str = ""
+) -> str:
     """A proactive message into ``conversation`` (default ``FOOTNOTE_DIGEST__TEAMS_CONVERSATION``)
-    at ``FOOTNOTE_DIGEST__TEAMS_SERVICE_URL``."""
+    at ``FOOTNOTE_DIGEST__TEAMS_SERVICE_URL``, of what all its members may read."""
     from botbuilder.core import CardFactory, MessageFactory, TurnContext
     from botbuilder.integration.aiohttp import CloudAdapter
     from botbuilder.schema import ChannelAccount, ConversationAccount, ConversationReference
 
+    from bot.teams import FootnoteTeamsBot
     from bot.teams_auth import bot_authentication
 
     teams, digest = settings.teams, settings.digest
@@ -294,7 +418,9 @@ async def post_teams(settings: Settings, report: GapReport, conversation: str = 
     sent: list[str] = []
 
     async def send(ctx: TurnContext) -> None:
-        card = CardFactory.adaptive_card(teams_digest(report))
+        where = f"teams {reference.conversation.id}"
+        readers = await audience_of(directory, lambda: FootnoteTeamsBot.members(ctx), where)
+        card = CardFactory.adaptive_card(teams_digest(for_audience(report, readers)))
         reply = await ctx.send_activity(MessageFactory.attachment(card))
         sent.append(getattr(reply, "id", "") or "")
 
@@ -332,7 +458,12 @@ def report_builder(settings: Settings, deps: Any) -> Builder:
     return build
 
 
-def scheduled(settings: Settings, build: Builder, check_every_s: float = CHECK_EVERY_S):
+def scheduled(
+    settings: Settings,
+    build: Builder,
+    directory: Directory,
+    check_every_s: float = CHECK_EVERY_S,
+):
     """An aiohttp cleanup context for ``serve``: while the app runs, post each period's digest
     once it is due (every replica checks; the claim lets one post)."""
 
@@ -342,7 +473,7 @@ def scheduled(settings: Settings, build: Builder, check_every_s: float = CHECK_E
     async def loop() -> None:
         while True:
             try:
-                await post_digest(settings, open_store, build)
+                await post_digest(settings, open_store, build, directory=directory)
             except Exception as exc:  # logged and retried at the next check; serving goes on
                 log.warning("could not post the digest: %s; trying again later", exc)
             await asyncio.sleep(check_every_s)
@@ -375,9 +506,12 @@ async def post_digest(
     now: dt.datetime | None = None,
     by: str | None = None,
     slack_client: Any = None,
+    *,
+    directory: Directory,
 ) -> Outcome:
     """Claim the current period's digests — the default channel's and each routed owner's, one
-    claim each — then build the report once and post every share this replica claimed. A share
+    claim each — then build the report once and post every share this replica claimed, each
+    narrowed to what its channel's members may read (looked up in ``directory``). A share
     whose post fails is given back (the others stay posted); the first failure is raised after
     the rest are done."""
     period = current_period(now or dt.datetime.now(dt.UTC), settings.digest)
@@ -405,15 +539,17 @@ async def post_digest(
         key = _route_key(target)
         try:
             if target is None:
-                where += await _post_default(settings, shares[""], slack_client)
+                where += await _post_default(settings, shares[""], directory, slack_client)
             else:
                 share = shares.get(target.owner) or GapReport(
                     report.since, report.until, report.turns, 0, owner=target.owner
                 )
                 if target.platform == "slack":
-                    await post_slack(settings, share, slack_client, channel=target.target)
+                    await post_slack(
+                        settings, share, directory, slack_client, channel=target.target
+                    )
                 else:
-                    await post_teams(settings, share, conversation=target.target)
+                    await post_teams(settings, share, directory, conversation=target.target)
                 where.append(f"{target.platform} {target.target} for {target.owner}")
         except BaseException as exc:
             await asyncio.to_thread(_with_store, open_store, _releasing(period, by, key))
@@ -453,13 +589,15 @@ def _release(
         store.release_digest(period.key, by, _route_key(target))
 
 
-async def _post_default(settings: Settings, report: GapReport, slack_client: Any) -> list[str]:
+async def _post_default(
+    settings: Settings, report: GapReport, directory: Directory, slack_client: Any
+) -> list[str]:
     where = []
     if settings.digest.slack_channel:
-        await post_slack(settings, report, slack_client)
+        await post_slack(settings, report, directory, slack_client)
         where.append(f"slack {settings.digest.slack_channel}")
     if settings.digest.teams_conversation:
-        await post_teams(settings, report)
+        await post_teams(settings, report, directory)
         where.append("teams")
     return where
 

@@ -359,12 +359,16 @@ class FeedbackStore(Database):
     def earlier_questions(self, t: TurnRecord, limit: int = 5, after: str = "") -> list[str]:
         """The asker's questions before ``t`` in the same conversation (since ``after``), oldest
         first: what the bot still had in its history when it answered ``t``."""
+        return [e.question for e in self.earlier_turns(t, limit, after)]
+
+    def earlier_turns(self, t: TurnRecord, limit: int = 5, after: str = "") -> list[TurnRecord]:
+        """``earlier_questions`` as whole turns: what each of them cited too."""
         rows = self._rows(
-            "SELECT question FROM turns WHERE conversation = ? AND user_id = ? AND at <= ?"
-            " AND at >= ? AND turn_id <> ? ORDER BY at DESC LIMIT ?",
+            f"SELECT {self._TURN_COLUMNS} FROM turns WHERE conversation = ? AND user_id = ?"
+            " AND at <= ? AND at >= ? AND turn_id <> ? ORDER BY at DESC LIMIT ?",
             (t.conversation, t.user_id, t.at, after, t.turn_id, limit),
         )
-        return [str(r[0]) for r in reversed(rows)]
+        return [self._turn(r) for r in reversed(rows)]
 
     # --- what the admin page reads ----------------------------------------------------------
 
@@ -440,6 +444,12 @@ class FeedbackStore(Database):
             )
             turns = self._count("DELETE FROM turns WHERE at < ?", (before,))
         return turns, feedback
+
+    def turns_of(self, user_id: str) -> list[tuple[str, str]]:
+        """(turn id, conversation) of every turn one person asked: where else they are kept
+        (traces, conversation histories) is found from these before ``forget``."""
+        rows = self._rows("SELECT turn_id, conversation FROM turns WHERE user_id = ?", (user_id,))
+        return [(str(r[0]), str(r[1])) for r in rows]
 
     def forget(self, user_id: str) -> tuple[int, int]:
         """Delete one person's turns, the feedback on them and the feedback they gave."""

@@ -23,13 +23,14 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from agent.terms import is_question_word
 from bot.feedback import FeedbackRecord, TurnRecord
+from ingest.index import allowed
 from ingest.languages import detect_lang, tokenize
 from ingest.stopwords import LATIN_FUNCTION_WORDS
 
@@ -50,6 +51,12 @@ class DocRef:
     title: str
     updated: str = ""
     owner: str = ""
+    # The ACL values a reader must match to read it (every chunk's, as the index holds them when
+    # the report is built); () when the index could not say: then nobody, for a digest.
+    acl: tuple[str, ...] = ()
+
+    def readable_by(self, principals: Sequence[str]) -> bool:
+        return bool(set(allowed(principals)) & set(self.acl))
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,10 @@ class Topic:
     askers: int  # distinct people who asked them
     examples: list[str]
     closest: list[DocRef]
+    # Who asked (each distinct group list) and what their questions are about: the documents
+    # their answers cited and each asker's own closest ones — what a digest checks its readers by.
+    readers: list[tuple[str, ...]] = field(default_factory=list)
+    related: list[DocRef] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,7 @@ class OutdatedAnswer:
     question: str
     at: str
     cited: list[DocRef]
+    groups: tuple[str, ...] = ()  # the asker's
 
 
 @dataclass(frozen=True)
@@ -94,6 +106,7 @@ class GapReport:
     stale: list[StaleDocument] = field(default_factory=list)
     conflicts: list[DocumentConflict] = field(default_factory=list)
     owner: str = ""  # set on one owner's share of the report (``bot/digest.py``)
+    left_out: int = 0  # items a digest's readers may not all read (``bot/digest.py``)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -137,6 +150,7 @@ def build_report(
     rows = [(t, f) for t, f in rows if t.at <= until]
     gaps = [t for t, f in rows if is_unanswered(t, f)][-MAX_QUESTIONS:]
     report = GapReport(since=since, until=until, turns=len(rows), unanswered=len(gaps))
+    ref = _refs(lookup)
     if gaps:
         questions = [t.question for t in gaps]
         sim = similarity(questions, embed(questions))
@@ -147,37 +161,43 @@ def build_report(
         for members in cluster(sim, threshold):
             turns = [gaps[i] for i in members]
             topics.append(
-                _topic(turns, idf, search, examples, sim[np.ix_(members, members)], main_lang)
+                _topic(turns, idf, search, examples, sim[np.ix_(members, members)], main_lang, ref)
             )
         topics.sort(key=lambda t: (-t.count, -t.askers, t.name))
         report.topics = topics[:max_topics]
-    owner = _owners(lookup)
     report.outdated = [
         OutdatedAnswer(
-            t.question,
-            t.at,
-            [DocRef(c.doc_id, c.title, owner=owner(c.doc_id, t.groups)) for c in t.citations],
+            t.question, t.at, [ref(c.doc_id, c.title, t.groups) for c in t.citations], t.groups
         )
         for t, f in rows
         if f is not None and f.vote == "down" and f.reason == "outdated"
     ]
     report.stale = _stale(rows, lookup, until, stale_days, stale_min_citations)
-    report.conflicts = _conflicts(rows, owner)
+    report.conflicts = _conflicts(rows, ref)
     return report
 
 
-def _owners(lookup: DocLookup) -> Callable[[str, Sequence[str]], str]:
-    """(doc id, groups of someone shown it) → the document's owner in the index now ("" when
-    it has none or is gone): what routes an item of the report to its owner's digest."""
-    known: dict[str, str] = {}
+DocRefs = Callable[
+    ..., DocRef
+]  # (doc id, title as recorded, groups of someone shown it[, updated])
 
-    def owner(doc_id: str, groups: Sequence[str]) -> str:
-        if doc_id not in known:
-            doc = lookup(doc_id, groups)
-            known[doc_id] = doc.owner if doc is not None else ""
-        return known[doc_id]
 
-    return owner
+def _refs(lookup: DocLookup) -> DocRefs:
+    """A document named by a record, with its owner and ACL in the index now (none when it is
+    gone: no owner, and no reader for a digest): the owner routes an item to its owner's digest,
+    the ACL decides who may see it."""
+    known: dict[tuple[str, tuple[str, ...]], DocRef | None] = {}
+
+    def ref(doc_id: str, title: str, groups: Sequence[str], updated: str = "") -> DocRef:
+        key = (doc_id, tuple(groups))
+        if key not in known:
+            known[key] = lookup(doc_id, groups)
+        doc = known[key]
+        if doc is None:
+            return DocRef(doc_id, title, updated)
+        return DocRef(doc_id, title, updated, doc.owner, doc.acl)
+
+    return ref
 
 
 def similarity(questions: Sequence[str], vectors: np.ndarray) -> np.ndarray:
@@ -298,6 +318,7 @@ def _topic(
     examples: int,
     sim: np.ndarray,
     main_lang: str,
+    ref: DocRefs | None = None,
 ) -> Topic:
     questions = [t.question for t in turns]
     # named in the language most questions of the period are asked in, when the group has it
@@ -310,13 +331,25 @@ def _topic(
     counted = Counter(" ".join(q.split()) for q in questions)
     shown = sorted(counted, key=lambda q: (-counted[q], questions.index(q)))[:examples]
     readers = list(dict.fromkeys(tuple(sorted(t.groups)) for t in turns))
+    closest = search(shown, readers)
+    related: dict[str, DocRef] = {}
+    if ref is not None:
+        for t in turns:
+            for c in t.citations:
+                related.setdefault(c.doc_id, ref(c.doc_id, c.title, t.groups))
+    # each asker alone finds what their question is about, which all of them together may not
+    for groups in readers if len(readers) > 1 else []:
+        for d in search(shown, [groups]):
+            related.setdefault(d.doc_id, d)
     return Topic(
         name=" · ".join(terms) or shown[0][:60],
         terms=terms,
         count=len(turns),
         askers=len({t.user_id for t in turns}),
         examples=shown,
-        closest=search(shown, readers),
+        closest=closest,
+        readers=readers,
+        related=list(related.values()),
     )
 
 
@@ -347,15 +380,15 @@ def _stale(
 
 def _conflicts(
     rows: Sequence[tuple[TurnRecord, FeedbackRecord | None]],
-    owner: Callable[[str, Sequence[str]], str] = lambda _d, _g: "",
+    ref: DocRefs = lambda doc_id, title, _groups, updated="": DocRef(doc_id, title, updated),
 ) -> list[DocumentConflict]:
     seen: dict[tuple[str, str], list[Any]] = {}
     for t, _ in rows:
         for c in t.conflicts:
             key = (c.older, c.newer)
             if key not in seen:
-                older = DocRef(c.older, c.older_title, c.older_updated, owner(c.older, t.groups))
-                newer = DocRef(c.newer, c.newer_title, c.newer_updated, owner(c.newer, t.groups))
+                older = ref(c.older, c.older_title, t.groups, c.older_updated)
+                newer = ref(c.newer, c.newer_title, t.groups, c.newer_updated)
                 seen[key] = [older, newer, 0, c.note]
             seen[key][2] += 1
     out = [DocumentConflict(o, n, count, note) for o, n, count, note in seen.values()]
@@ -388,16 +421,28 @@ def index_access(deps: Any, top_docs: int = 3) -> tuple[Embed, SearchDocs, DocLo
             for p in passages:
                 found.setdefault(p.doc_id, DocRef(p.doc_id, p.title, p.updated, p.owner))
         best = sorted(score, key=lambda d: (-score[d], d))[:top_docs]
-        return [found[d] for d in best]
+        return [_with_acl(found[d], readers[0]) for d in best]
 
     def lookup(doc_id: str, groups: Sequence[str]) -> DocRef | None:
         chunks = deps.index.chunks(doc_id, groups)
         if not chunks:
             return None
         c = chunks[0]
-        return DocRef(doc_id, c["title"], c.get("updated") or "", c.get("owner") or "")
+        return DocRef(
+            doc_id, c["title"], c.get("updated") or "", c.get("owner") or "", _acl(chunks)
+        )
+
+    def _with_acl(doc: DocRef, groups: Sequence[str]) -> DocRef:
+        return replace(doc, acl=_acl(deps.index.chunks(doc.doc_id, groups)))
 
     return embed, search, lookup
+
+
+def _acl(chunks: Sequence[Any]) -> tuple[str, ...]:
+    """The ACL values every chunk of a document admits: a reader who matches one of them may
+    read each chunk (a document half re-written under a new rule counts as the narrower)."""
+    sets = [set(c.get("acl") or ()) for c in chunks]
+    return tuple(sorted(set.intersection(*sets))) if sets else ()
 
 
 def report_lines(report: GapReport) -> list[str]:

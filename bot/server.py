@@ -294,7 +294,7 @@ async def serve(
         # with no default channel, owners' routes (footnote digest route) may still want theirs
         from bot.digest import report_builder, scheduled
 
-        app.cleanup_ctx.append(scheduled(settings, report_builder(settings, deps)))
+        app.cleanup_ctx.append(scheduled(settings, report_builder(settings, deps), deps.directory))
     add_ops_routes(app, deps, deps.telemetry.metrics, state.client)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()

@@ -11,6 +11,8 @@ for a connection instead of opening hundreds (``BlockingConnectionPool``).
 
 Keys (all under ``prefix``, by default ``redis.key_prefix``, ``footnote:``):
 ``hist:{conversation}`` list of JSON messages (newest last, trimmed, TTL) ·
+``asked:{user}`` set of the conversations whose history holds that person's questions (TTL as
+the history's), so ``forget`` finds them all ·
 ``answered:{conversation}`` marker: the bot answered in this thread (TTL as the history's) ·
 ``seen:{event_id}`` de-dupe marker (SET NX, TTL) ·
 ``rate:{user}`` sorted set of the last minute's questions (a rolling window; TTL).
@@ -24,7 +26,7 @@ import logging
 import time
 import uuid
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
@@ -176,7 +178,9 @@ class ConversationState:
                 continue
         return History(tuple(messages), True)
 
-    async def remember(self, conversation: str, question: str, answer: str) -> bool:
+    async def remember(
+        self, conversation: str, question: str, answer: str, user_id: str = ""
+    ) -> bool:
         key = f"{self.prefix}hist:{conversation}"
         keep = max(1, self.settings.history_turns) * 2  # a turn is a question and its answer
         if not self._up():
@@ -190,11 +194,33 @@ class ConversationState:
                 )
                 pipe.ltrim(key, -keep, -1)
                 pipe.expire(key, self.settings.history_ttl_s)
+                if user_id:
+                    pipe.sadd(f"{self.prefix}asked:{user_id}", conversation)
+                    pipe.expire(f"{self.prefix}asked:{user_id}", self.settings.history_ttl_s)
                 await pipe.execute()
             return True
         except (RedisError, OSError) as exc:
             self._down("remember", exc)
             return False
+
+    async def forget(self, users: Sequence[str], conversations: Sequence[str] = ()) -> int:
+        """Delete the history of every conversation these people asked in (those their
+        ``asked:`` sets name, and ``conversations``, from the record of their turns) and their
+        rate-limit window: how many histories went. A channel thread's history is shared, so the
+        others there lose its context too. Unlike the rest, Redis errors are raised: a forget
+        must not pass for done."""
+        found = set(conversations)
+        for user in users:
+            found |= {
+                c.decode() if isinstance(c, bytes) else str(c)
+                for c in await self.client.smembers(f"{self.prefix}asked:{user}")
+            }
+        gone = 0
+        for conversation in sorted(found):
+            gone += int(await self.client.delete(f"{self.prefix}hist:{conversation}"))
+        for user in users:
+            await self.client.delete(f"{self.prefix}asked:{user}", f"{self.prefix}rate:{user}")
+        return gone
 
     def forgetful_notice(self, conversation: str, history: History) -> str:
         """The "I can't remember" line, the first time a conversation loses its history."""

@@ -167,8 +167,10 @@ class FootnoteTeamsBot(ActivityHandler):
         )
         return Member(tuple(k for k in keys if k))
 
-    async def members(self, ctx: TurnContext) -> AsyncIterator[Member]:
-        """The conversation's members but the bot, page by page."""
+    @staticmethod
+    async def members(ctx: TurnContext) -> AsyncIterator[Member]:
+        """The conversation's members but the bot, page by page (a proactive turn's too: the
+        digest reads who is in the conversation it posts to)."""
         token = None
         seen = 0
         while seen < MAX_MEMBERS * 4:
@@ -176,7 +178,7 @@ class FootnoteTeamsBot(ActivityHandler):
             for account in page.members or []:
                 seen += 1
                 if not (ctx.activity.recipient and account.id == ctx.activity.recipient.id):
-                    yield self.member(account)
+                    yield FootnoteTeamsBot.member(account)
             token = page.continuation_token
             if not token:
                 break

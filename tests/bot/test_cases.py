@@ -15,8 +15,7 @@ from pydantic import SecretStr
 from agent.assistant import build_assistant
 from agent.evaluation import load_golden, run_eval
 from agent.turns import Answer
-from bot.cases import export_cases, parse_since
-from bot.cli import main as footnote
+from bot.cases import Reviewer, export_cases, parse_since
 from bot.conversation import Conversation, Member, Question
 from bot.directory import FileDirectory, groups_of
 from bot.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnLog, TurnRecord, ago
@@ -26,6 +25,11 @@ from bot.state import ConversationState
 from ingest.settings import DatabaseSettings
 
 DIRECTORY = FileDirectory.load(HANDBOOK_DIRECTORY)
+# A reviewer who may read every document cited here and reads all the askers' groups: nothing is
+# left out (what is, for whom, is tests/security/test_feedback_export.py).
+ALICE = DIRECTORY.find("alice")
+assert ALICE is not None
+EVERYTHING = Reviewer(ALICE, lambda _doc_id: True)
 SECRET_ANSWER = "The secret answer text that quotes a document"
 
 
@@ -86,7 +90,9 @@ def test_export_writes_golden_cases_with_verdicts_and_no_document_text(store, tm
     store.record_feedback(FeedbackRecord("t2", "bob", "down", "wrong"))
     store.record_feedback(FeedbackRecord("t3", "alice", "up"))
 
-    text, items = export_cases(store, DIRECTORY, ago(7))
+    export = export_cases(store, DIRECTORY, ago(7), EVERYTHING)
+    text, items = export.text, export.items
+    assert export.notes_left_out == 0 and export.cases_left_out == 0
     assert SECRET_ANSWER not in text
     cases = {c["id"]: c for c in yaml.safe_load(text)}  # plain YAML, comments and all
     assert list(cases) == ["fb-t1", "fb-t2", "fb-t3"]
@@ -111,8 +117,8 @@ def test_export_writes_golden_cases_with_verdicts_and_no_document_text(store, tm
 def test_export_since_leaves_older_feedback_out(store):
     record(store, "t1", "q1?", at=ago(10))
     store.record_feedback(FeedbackRecord("t1", "alice", "down", "wrong", at=ago(9)))
-    assert export_cases(store, DIRECTORY, ago(7))[1] == []
-    assert len(export_cases(store, DIRECTORY, ago(14))[1]) == 1
+    assert export_cases(store, DIRECTORY, ago(7), EVERYTHING).items == []
+    assert len(export_cases(store, DIRECTORY, ago(14), EVERYTHING).items) == 1
 
 
 class Shown:
@@ -139,9 +145,7 @@ class Shown:
 
 
 @pytest.mark.models
-async def test_rated_answers_round_trip_through_export_and_eval_cases(
-    handbook_deps, tmp_path, monkeypatch, capsys
-):
+async def test_rated_answers_round_trip_through_export_and_eval_cases(handbook_deps, tmp_path):
     records_db = tmp_path / "records.db"
     database = DatabaseSettings(url=SecretStr(f"sqlite:///{records_db}"))
     log_ = TurnLog.from_settings(database, tmp_path, retention_days=30)
@@ -179,11 +183,17 @@ async def test_rated_answers_round_trip_through_export_and_eval_cases(
     await state.close()
     log_.close()
 
+    # what `footnote feedback export --reviewer alice` does (the command itself runs in
+    # tests/bot/test_cli.py: this process holds the handbook's index open, one per folder)
     cases = tmp_path / "cases.yaml"
-    monkeypatch.setenv("FOOTNOTE_DATABASE__URL", f"sqlite:///{records_db}")
-    monkeypatch.setenv("FOOTNOTE_DATA_DIR", str(handbook_deps.settings.data_dir))
-    assert footnote(["feedback", "export", "--since", "7d", "--out", str(cases)]) == 0
-    assert "wrote 2 cases (1 👎, 1 👍)" in capsys.readouterr().out
+    reviewer = Reviewer(ALICE, lambda d: bool(handbook_deps.index.chunks(d, ALICE.principals)))
+    store = FeedbackStore.open(database, tmp_path)
+    try:
+        export = export_cases(store, DIRECTORY, ago(7), reviewer)
+    finally:
+        store.close()
+    assert len(export.items) == 2 and export.cases_left_out == 0
+    cases.write_text(export.text, encoding="utf-8")
     items = load_golden(cases)
     leave, cake = items
     assert (leave.user, leave.verdict, leave.reason, leave.answerable) == (

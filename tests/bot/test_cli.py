@@ -270,9 +270,15 @@ def test_asking_an_empty_index_says_to_ingest_first(tmp_path, args, stdin):
 
 
 def test_feedback_export_writes_cases_that_eval_cases_runs(ingested, tmp_path):
+    from bot.app import build_deps
     from bot.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord
     from ingest.settings import DatabaseSettings
 
+    deps = build_deps(Settings(data_dir=ingested))
+    try:  # the export checks each cited document against the reviewer's access to the index
+        [leave] = [d for d in deps.index.documents() if d.endswith("leave-policy-2026.md")]
+    finally:
+        deps.close()
     store = FeedbackStore.open(DatabaseSettings(), ingested)  # where `footnote serve` records
     store.record_turn(
         TurnRecord(
@@ -285,13 +291,16 @@ def test_feedback_export_writes_cases_that_eval_cases_runs(ingested, tmp_path):
             question="How many vacation days can I carry over?",
             status="answered",
             answer="Five [1].",
-            citations=(CitedDocument("leave-policy-2026.md", "Leave policy"),),
+            citations=(CitedDocument(leave, "Leave policy"),),
         )
     )
     store.record_feedback(FeedbackRecord("cli-turn-1", "alice", "down", "outdated"))
     store.close()
     cases = tmp_path / "cases.yaml"
-    export = footnote("feedback", "export", "--since", "1d", "--out", str(cases), data_dir=ingested)
+    export = footnote(
+        "feedback", "export", "--since", "1d", "--reviewer", "alice", "--out", str(cases),
+        data_dir=ingested,
+    )  # fmt: skip
     assert export.returncode == 0, export.stderr
     assert "wrote 1 cases (1 👎, 0 👍)" in export.stdout
     assert "Five" not in cases.read_text(encoding="utf-8")
@@ -319,9 +328,13 @@ def test_privacy_forget_and_purge_say_how_many_they_deleted(tmp_path):
         )
     store.record_feedback(FeedbackRecord("a1", "alice", "up"))
     store.close()
-    forget = footnote("privacy", "forget", "--user", "alice@northwind.example", data_dir=data_dir)
+    forget = footnote(
+        "privacy", "forget", "--user", "alice@northwind.example", data_dir=data_dir,
+        FOOTNOTE_REDIS__KEY_PREFIX=f"footnote-test-cli-{os.getpid()}:",
+    )  # fmt: skip
     assert forget.returncode == 0, forget.stderr
-    assert "deleted 2 turns and 1 feedback records of alice" in forget.stdout
+    assert "forgot alice:" in forget.stdout
+    assert "2  turns" in forget.stdout and "1  feedback records" in forget.stdout
     purge = footnote("privacy", "purge", data_dir=data_dir, FOOTNOTE_PRIVACY__RETENTION_DAYS="30")
     assert "deleted 1 turns and 0 feedback records older than 30 days" in purge.stdout
 

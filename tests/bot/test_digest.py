@@ -12,6 +12,7 @@ import pytest
 from pydantic import SecretStr
 
 from bot.digest import current_period, post_digest, scheduled, slack_digest, teams_digest
+from bot.directory import FileDirectory
 from bot.feedback import DigestRoute, FeedbackStore
 from bot.gaps import (
     DocRef,
@@ -21,19 +22,28 @@ from bot.gaps import (
     StaleDocument,
     Topic,
 )
-from bot.settings import DigestSettings, Settings, SlackSettings, TeamsSettings
+from bot.settings import HANDBOOK_DIRECTORY, DigestSettings, Settings, SlackSettings, TeamsSettings
 from ingest.settings import DatabaseSettings
 from testing.idp import LoopbackIdP
 from testing.slack import FakeSlackAPI, blocks_text, flat
 from testing.teams import FakeConnector
 
+DIRECTORY = FileDirectory.load(HANDBOOK_DIRECTORY)
+OPEN = ("*",)  # documents everyone may read: the digests here go to channels of an admin
+# Every channel the digests here go to: sam (admins) and the bot, looked up like any channel.
+SAM = {"U0SAM0001": {"email": "sam@northwind.example"}, "U0FOOTNOTE": {"is_bot": True}}
+CHANNELS = {c: ["U0SAM0001"] for c in ("COWNERS", "CHR", "CIT")}
+SAM_IN_TEAMS = [{"id": "29:sam", "aadObjectId": "sam-aad", "email": "sam@northwind.example"}]
+TEAMS_CHANNELS = {c: SAM_IN_TEAMS for c in ("19:owners@thread.tacv2", "19:it-ops@thread.tacv2")}
 HOSTILE = "<!channel> *now* <https://evil.example|click> @here {{DATE(2026-01-01T00:00:00Z)}}"
 APP_ID, APP_PASSWORD = "00000000-0000-0000-0000-00000000d16e", "digest-secret"
 
 
 def report(question: str = "How many vacation days carry over?") -> GapReport:
-    leave = DocRef("handbook/hr/leave.md", "Leave policy", "2026-01-10", "hr@northwind.example")
-    faq = DocRef("handbook/hr/faq.html", "HR FAQ " + HOSTILE, "2024-03-01")
+    leave = DocRef(
+        "handbook/hr/leave.md", "Leave policy", "2026-01-10", "hr@northwind.example", OPEN
+    )
+    faq = DocRef("handbook/hr/faq.html", "HR FAQ " + HOSTILE, "2024-03-01", acl=OPEN)
     return GapReport(
         since="2026-11-23T08:00:00.000+00:00",
         until="2026-11-30T08:00:00.000+00:00",
@@ -112,7 +122,7 @@ def database(request, tmp_path) -> DatabaseSettings:
 
 @pytest.fixture
 async def slack():
-    api = await FakeSlackAPI().start()
+    api = await FakeSlackAPI(SAM, CHANNELS).start()
     yield api
     await api.close()
 
@@ -159,6 +169,7 @@ async def test_two_replicas_racing_post_the_digest_once(database, tmp_path, slac
             build,
             now=now,
             by=name,
+            directory=DIRECTORY,
         )
 
     outcomes = await asyncio.gather(*(replica(f"replica-{i}") for i in range(4)))
@@ -169,7 +180,12 @@ async def test_two_replicas_racing_post_the_digest_once(database, tmp_path, slac
     assert calls[0] == ("2026-11-23T08:00:00.000+00:00", "2026-11-30T08:00:00.000+00:00")
     # the next week is a new period; the same week again is not
     again = await post_digest(
-        settings, lambda: FeedbackStore.open(database, tmp_path), build, now=now, by="late"
+        settings,
+        lambda: FeedbackStore.open(database, tmp_path),
+        build,
+        now=now,
+        by="late",
+        directory=DIRECTORY,
     )
     later = await post_digest(
         settings,
@@ -177,6 +193,7 @@ async def test_two_replicas_racing_post_the_digest_once(database, tmp_path, slac
         build,
         now=now + dt.timedelta(days=7),
         by="late",
+        directory=DIRECTORY,
     )
     assert (again.posted, later.posted) == (False, True)
     assert len(slack.of("chat.postMessage", "COWNERS")) == 2
@@ -195,11 +212,21 @@ async def test_a_failed_post_gives_the_period_back(database, tmp_path, slack):
     slack.fail["chat.postMessage"] = "not_in_channel"
     with pytest.raises(Exception, match="not_in_channel"):
         await post_digest(
-            settings, lambda: FeedbackStore.open(database, tmp_path), build, now=now, by="a"
+            settings,
+            lambda: FeedbackStore.open(database, tmp_path),
+            build,
+            now=now,
+            by="a",
+            directory=DIRECTORY,
         )
     del slack.fail["chat.postMessage"]
     outcome = await post_digest(
-        settings, lambda: FeedbackStore.open(database, tmp_path), build, now=now, by="b"
+        settings,
+        lambda: FeedbackStore.open(database, tmp_path),
+        build,
+        now=now,
+        by="b",
+        directory=DIRECTORY,
     )
     assert outcome.posted
     assert len([c for c in slack.of("chat.postMessage") if c.result["ok"]]) == 1
@@ -211,7 +238,7 @@ async def test_serve_replicas_post_on_schedule_once(database, tmp_path, slack):
     build, calls = racing_builder(report())
     async with contextlib.AsyncExitStack() as stack:
         for _ in range(2):
-            ctx = scheduled(settings, build, check_every_s=0.05)(None)
+            ctx = scheduled(settings, build, DIRECTORY, check_every_s=0.05)(None)
             await ctx.__anext__()
             stack.push_async_callback(_finish, ctx)
         await slack.wait_for(lambda calls: slack.of("chat.postMessage"), timeout=10)
@@ -226,7 +253,7 @@ async def _finish(ctx) -> None:
 
 async def test_teams_digest_is_a_proactive_message_with_the_bots_token(tmp_path):
     idp = LoopbackIdP({APP_ID: APP_PASSWORD}).start()
-    connector = await FakeConnector(authorize=idp.accepts).start()
+    connector = await FakeConnector(authorize=idp.accepts, members=TEAMS_CHANNELS).start()
     try:
         with idp.trusted():
             settings = Settings(
@@ -248,6 +275,7 @@ async def test_teams_digest_is_a_proactive_message_with_the_bots_token(tmp_path)
                 lambda: FeedbackStore.open(settings.database, tmp_path),
                 build,
                 now=dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC),
+                directory=DIRECTORY,
             )
     finally:
         await connector.close()
@@ -268,12 +296,12 @@ HR, IT = "hr@northwind.example", "it-ops@northwind.example"
 
 def owned_report() -> GapReport:
     """A report whose items belong to HR, to IT, to an owner with no route, and to nobody."""
-    leave = DocRef("hr/leave.md", "Leave policy", "2026-01-10", "HR@Northwind.example ")
-    vpn = DocRef("it/vpn.md", "VPN guide", "2024-02-01", IT)
+    leave = DocRef("hr/leave.md", "Leave policy", "2026-01-10", "HR@Northwind.example ", OPEN)
+    vpn = DocRef("it/vpn.md", "VPN guide", "2024-02-01", IT, OPEN)
     travel = DocRef(
-        "finance/travel.md", "Travel " + HOSTILE, "2025-05-01", "finance@northwind.example"
+        "finance/travel.md", "Travel " + HOSTILE, "2025-05-01", "finance@northwind.example", OPEN
     )
-    orphan = DocRef("misc/notes.md", "Notes", "2025-01-01")
+    orphan = DocRef("misc/notes.md", "Notes", "2025-01-01", acl=OPEN)
 
     def topic(name: str, count: int, *closest: DocRef) -> Topic:
         return Topic(name, name.split(" · "), count, count, [f"about {name}?"], list(closest))
@@ -322,6 +350,7 @@ async def test_two_owners_get_disjoint_digests_and_the_rest_goes_to_the_default(
         build,
         now=dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC),
         by="r1",
+        directory=DIRECTORY,
     )
     assert outcome.posted and len(calls) == 1
     assert sorted(outcome.where) == sorted(
@@ -366,7 +395,12 @@ async def test_owner_digests_are_posted_once_however_many_replicas_race(database
     outcomes = await asyncio.gather(
         *(
             post_digest(
-                settings, lambda: FeedbackStore.open(database, tmp_path), build, now=now, by=f"r{i}"
+                settings,
+                lambda: FeedbackStore.open(database, tmp_path),
+                build,
+                now=now,
+                by=f"r{i}",
+                directory=DIRECTORY,
             )
             for i in range(4)
         )
@@ -392,7 +426,7 @@ async def test_a_removed_route_sends_the_owners_items_back_to_the_default(
     build, _ = racing_builder(owned_report())
     week = dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC)
     opener = lambda: FeedbackStore.open(database, tmp_path)  # noqa: E731
-    await post_digest(settings, opener, build, now=week, by="r")
+    await post_digest(settings, opener, build, now=week, by="r", directory=DIRECTORY)
     assert "carry · vacation" not in posted_text(slack, "COWNERS")
     store = opener()
     try:
@@ -402,7 +436,9 @@ async def test_a_removed_route_sends_the_owners_items_back_to_the_default(
     finally:
         store.close()
     slack.calls.clear()
-    outcome = await post_digest(settings, opener, build, now=week + dt.timedelta(days=7), by="r")
+    outcome = await post_digest(
+        settings, opener, build, now=week + dt.timedelta(days=7), by="r", directory=DIRECTORY
+    )
     assert outcome.where == ["slack COWNERS"]
     assert not slack.of("chat.postMessage", "CHR")
     assert "carry · vacation" in posted_text(slack, "COWNERS")
@@ -418,9 +454,9 @@ async def test_an_owners_failed_post_is_retried_without_posting_the_others_again
     opener = lambda: FeedbackStore.open(database, tmp_path)  # noqa: E731
     slack.fail_in["CHR"] = "not_in_channel"
     with pytest.raises(Exception, match="not_in_channel"):
-        await post_digest(settings, opener, build, now=now, by="a")
+        await post_digest(settings, opener, build, now=now, by="a", directory=DIRECTORY)
     del slack.fail_in["CHR"]
-    outcome = await post_digest(settings, opener, build, now=now, by="b")
+    outcome = await post_digest(settings, opener, build, now=now, by="b", directory=DIRECTORY)
     assert outcome.where == [f"slack CHR for {HR}"]
     assert len(slack.of("chat.postMessage", "COWNERS")) == 1
     assert len([c for c in slack.of("chat.postMessage", "CHR") if c.result["ok"]]) == 1
@@ -428,7 +464,7 @@ async def test_an_owners_failed_post_is_retried_without_posting_the_others_again
 
 async def test_an_owner_routed_to_teams_gets_their_share_as_a_proactive_message(tmp_path):
     idp = LoopbackIdP({APP_ID: APP_PASSWORD}).start()
-    connector = await FakeConnector(authorize=idp.accepts).start()
+    connector = await FakeConnector(authorize=idp.accepts, members=TEAMS_CHANNELS).start()
     try:
         with idp.trusted():
             settings = Settings(
@@ -450,7 +486,11 @@ async def test_an_owner_routed_to_teams_gets_their_share_as_a_proactive_message(
             store.close()
             build, _ = racing_builder(owned_report())
             outcome = await post_digest(
-                settings, opener, build, now=dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC)
+                settings,
+                opener,
+                build,
+                now=dt.datetime(2026, 12, 1, 7, 0, tzinfo=dt.UTC),
+                directory=DIRECTORY,
             )
     finally:
         await connector.close()
@@ -494,7 +534,7 @@ async def test_serve_posts_routed_owners_digests_with_no_default_channel(databas
     build, _ = racing_builder(owned_report())
     async with contextlib.AsyncExitStack() as stack:
         for _ in range(2):
-            ctx = scheduled(settings, build, check_every_s=0.05)(None)
+            ctx = scheduled(settings, build, DIRECTORY, check_every_s=0.05)(None)
             await ctx.__anext__()
             stack.push_async_callback(_finish, ctx)
         await slack.wait_for(lambda calls: slack.of("chat.postMessage"), timeout=10)

@@ -7,7 +7,9 @@ a tally of the ACL probes that is printed at the end of the run.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +67,34 @@ def corpus(handbook) -> Corpus:  # noqa: F811
 @pytest.fixture(scope="session")
 def people() -> dict[str, Person]:
     return FileDirectory.load(DIRECTORY).people
+
+
+# One document per kind of reader, for tests that run a command over an index of their own (the
+# session's handbook index is held open by this process, and Qdrant Edge allows one per folder).
+FEW_DOCUMENTS = [
+    "hr/salary-bands.pdf", "hr/salary-bands.pdf.meta.yaml", "hr/leave-policy-2026.md",
+    "hr/faq-2024.html", "hr/faq-2024.html.meta.yaml", "managers/performance-review-guide.pdf",
+    "managers/performance-review-guide.pdf.meta.yaml", "drafts/reorg-plan-draft.md",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def few_documents(tmp_path_factory, embedders) -> Path:
+    """Five handbook documents (open, HR, managers, admins only) ingested into a Qdrant Edge
+    folder, closed: copy the data folder and run a command over it."""
+    from bot.app import build_deps
+    from bot.settings import Settings
+
+    root = tmp_path_factory.mktemp("few") / "handbook"
+    for name in FEW_DOCUMENTS:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / "examples" / "handbook" / name, root / name)
+    data_dir = root.parent / "data"
+    deps = build_deps(Settings(data_dir=data_dir))
+    deps.__dict__["embedders"] = embedders
+    try:
+        report = deps.ingester.ingest(root)
+    finally:
+        deps.close()
+    assert len(report.added) == 5 and not report.failed, report
+    return data_dir

@@ -1,8 +1,11 @@
 """Ingest a folder: skip what is unchanged, replace what changed, delete what is gone.
 
 Each document is written with ONE index update (its new chunks plus tombstones for chunk ids it no
-longer uses), so a crash leaves it fully old or fully new. Bad files are reported and skipped;
-the rest of the batch is indexed. Embedding is batched across documents for speed.
+longer uses), so a crash leaves it fully old or fully new. When only who may read it changed, its
+new access list goes onto all its points in ONE update too (``Index.set_readers``), before the
+rest of the relabelling: a crash never leaves part of it readable under the old rule. Bad files
+are reported and skipped; the rest of the batch is indexed. Embedding is batched across
+documents for speed.
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ class Plan:
     points: list[PointData] = field(default_factory=list)
     stale: list[int] = field(default_factory=list)  # chunk ids the new version no longer uses
     relabel: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    readers: list[str] = field(default_factory=list)  # the access list a relabel gives
 
 
 def point_id(doc_id: str, seq: int) -> int:
@@ -303,7 +307,7 @@ class Ingester:
             return Plan(doc.doc_id, "empty", "no text to index")
         updates = self._relabelling(doc, chunks, old)
         if updates is not None:
-            return Plan(doc.doc_id, "readers changed", relabel=updates)
+            return Plan(doc.doc_id, "readers changed", relabel=updates, readers=list(doc.acl))
         points = self.embed_chunks(chunks)
         for p in points:
             p.payload["doc_chunks"] = len(chunks)
@@ -323,7 +327,7 @@ class Ingester:
         elif status == "unchanged":
             report.unchanged.append(plan.doc_id)
         elif status == "readers changed":
-            self.index.set_payloads(plan.relabel)
+            self._set_readers(plan.relabel, plan.readers)
             report.readers_changed.append(plan.doc_id)
         else:
             self.index.upsert_document(plan.doc_id, plan.points, plan.stale)
@@ -334,9 +338,10 @@ class Ingester:
     def _relabelling(
         self, doc: Document, chunks: list[Chunk], old: DocState | None
     ) -> list[tuple[int, dict[str, Any]]] | None:
-        """When only who may read ``doc`` changed: the new readers for each point it has, the
-        first chunk (which holds the document's state) last, so a crash in between leaves the
-        document looking changed and the next run does it again. None: write it whole."""
+        """When only who may read ``doc`` changed: what else changes with them on each point it
+        has (the access list goes on all of them at once, ``_set_readers``), the first chunk
+        (which holds the document's state) last, so a crash in between leaves the document
+        looking changed and the next run does it again. None: write it whole."""
         if old is None or not old.body_hash or old.body_hash != doc.body_hash:
             return None
         if len(chunks) != old.chunks:  # chunked differently since (settings): write it whole
@@ -344,7 +349,7 @@ class Ingester:
         return [
             (
                 point_id(doc.doc_id, c.seq),
-                {"acl": c.acl, "audience": c.audience, "content_hash": c.content_hash},
+                {"audience": c.audience, "content_hash": c.content_hash},
             )
             for c in sorted(chunks, key=lambda c: c.seq, reverse=True)
         ]
@@ -362,10 +367,18 @@ class Ingester:
         updates = self._relabelling(doc, chunks, old)
         if updates is None:
             return False
-        self.index.set_payloads(updates)
+        self._set_readers(updates, doc.acl)
         report.readers_changed.append(doc.doc_id)
         on_file(doc.doc_id, "readers changed")
         return True
+
+    def _set_readers(self, updates: list[tuple[int, dict[str, Any]]], acl: Sequence[str]) -> None:
+        """The new access list first, on every point in one update: narrowed or widened, the
+        document is never readable under two rules at once, whatever point a crash stops at.
+        Written point by point instead (as Qdrant Edge did), a kill left chunks under ``*``
+        next to chunks under ``hr``."""
+        self.index.set_readers([point for point, _ in updates], acl)
+        self.index.set_payloads(updates)
 
     def _write(
         self,

@@ -226,6 +226,9 @@ _MD = MarkdownIt("commonmark").enable("table")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 
 
+_FLOW_BRACKETS = re.compile(r"[\[\]{}]")
+
+
 class _BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # untyped stubs
     """PyYAML's safe loader with a count of aliases and a bound on nesting: each alias may copy
     a whole subtree (nine levels of nine turn 441 bytes into a 52 MB title), and each level of
@@ -254,7 +257,17 @@ class _BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # untyped stubs
 
 
 def safe_yaml(text: str, limits: IngestSettings = DEFAULT_LIMITS) -> Any:
-    """``yaml.safe_load`` within the limits (``BadDocument`` past one)."""
+    """``yaml.safe_load`` within the limits (``BadDocument`` past one). Flow nesting
+    (``[[[…``) is counted before PyYAML sees it: its scanner takes time quadratic in the depth
+    it reaches before the loader can stop it (seconds for a few KB)."""
+    depth = deepest = 0
+    for bracket in _FLOW_BRACKETS.findall(text):  # inside quotes too: an overestimate, safe
+        depth = depth + 1 if bracket in "[{" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    if deepest > limits.max_nesting:
+        raise BadDocument(
+            past_limit("YAML nested too deeply", limits.max_nesting, "MAX_NESTING", "levels")
+        )
     loader = _BoundedLoader(text)
     loader.max_aliases, loader.max_nesting = limits.max_yaml_aliases, limits.max_nesting
     try:

@@ -260,3 +260,16 @@ def test_the_limits_reach_a_connector_from_the_settings():
     web = WebConnector.from_config({"sitemap": "https://intranet.test/sitemap.xml"}, env)
     assert (web.max_bytes, web.max_expanded_bytes, web.fetch_timeout_s) == (3, 4, 5.0)
     web.close()
+
+
+def test_deep_yaml_is_refused_before_pyyaml_scans_it():
+    """PyYAML's scanner spends time quadratic in the flow nesting it reaches before any loader
+    can stop it (~2.5 s a file here, for a few KB); the depth is counted first, in milliseconds."""
+    from ingest.errors import BadDocument
+    from ingest.parse import parse_bytes
+
+    front = "---\ntitle: " + "[" * 10_000 + "]" * 10_000 + "\n---\n# Deep\n\nText.\n"
+    started = time.monotonic()
+    with pytest.raises(BadDocument, match="FOOTNOTE_INGEST__MAX_NESTING"):
+        parse_bytes(front.encode(), ".md", "deep")
+    assert time.monotonic() - started < 0.5  # ~3 ms; a margin for shared cores

@@ -627,6 +627,8 @@ def cmd_sync(args, settings: Settings) -> int:
         sink = IndexSink(deps.ingester, settings.admin_groups)
         env = ConnectorEnv(
             int(settings.ingest.max_file_mb * 2**20),
+            max_expanded_bytes=int(settings.ingest.max_expanded_mb * 2**20),
+            fetch_timeout_s=settings.ingest.fetch_timeout_s,
             confluence=settings.confluence,
             graph=settings.graph,
             gdrive=settings.gdrive,

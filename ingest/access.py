@@ -15,6 +15,8 @@ from typing import Any
 import yaml
 
 from ingest.errors import BadDocument
+from ingest.parse import DEFAULT_LIMITS, safe_yaml
+from ingest.settings import IngestSettings
 
 SIDECAR = ".meta.yaml"
 FOLDER_RULE = "_access.yaml"
@@ -24,9 +26,13 @@ def is_document(path: Path) -> bool:
     return not (path.name.startswith(("_", ".")) or path.name.endswith(SIDECAR))
 
 
-def read_yaml(path: Path) -> dict[str, Any]:
+def read_yaml(path: Path, limits: IngestSettings = DEFAULT_LIMITS) -> dict[str, Any]:
+    """A metadata file as a mapping, within the YAML limits; never through a symbolic link
+    (it could pull another file's contents into the title or the access list)."""
+    if path.is_symlink():
+        raise BadDocument(f"metadata file {path.name} is a symbolic link: not followed")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = safe_yaml(path.read_text(encoding="utf-8"), limits) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise BadDocument(f"unreadable metadata file {path.name}: {exc}") from exc
     if not isinstance(data, dict):
@@ -34,9 +40,9 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def sidecar_meta(path: Path) -> dict[str, Any]:
+def sidecar_meta(path: Path, limits: IngestSettings = DEFAULT_LIMITS) -> dict[str, Any]:
     side = path.with_name(path.name + SIDECAR)
-    return read_yaml(side) if side.exists() else {}
+    return read_yaml(side, limits) if side.exists() or side.is_symlink() else {}
 
 
 def normalise_acl(value: object) -> list[str]:
@@ -62,6 +68,7 @@ def resolve_acl(
     sidecar: dict[str, Any],
     default: list[str],
     admins: list[str],
+    limits: IngestSettings = DEFAULT_LIMITS,
 ) -> list[str]:
     for meta in (front_matter, sidecar):
         if "acl" in meta:
@@ -69,8 +76,8 @@ def resolve_acl(
     folder = path.parent
     while True:
         rule = folder / FOLDER_RULE
-        if rule.exists():
-            return normalise_acl(read_yaml(rule).get("acl", []))
+        if rule.exists() or rule.is_symlink():
+            return normalise_acl(read_yaml(rule, limits).get("acl", []))
         if folder == root or root not in folder.parents:
             break
         folder = folder.parent

@@ -114,6 +114,10 @@ class EdgeIndex:
     def delete_document(self, doc_id: str) -> None:
         self.shard.update(UpdateOperation.delete_points_by_filter(_match("doc_id", doc_id)))
 
+    def set_readers(self, point_ids: Sequence[int], acl: Sequence[str]) -> None:
+        if point_ids:
+            self.shard.update(UpdateOperation.set_payload(list(point_ids), {"acl": list(acl)}))
+
     def set_payloads(self, updates: Sequence[tuple[int, dict[str, Any]]]) -> None:
         for point, fields in updates:
             self.shard.update(UpdateOperation.set_payload([point], dict(fields)))

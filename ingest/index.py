@@ -99,9 +99,15 @@ class Index(Protocol):
 
     def delete_document(self, doc_id: str) -> None: ...
 
+    def set_readers(self, point_ids: Sequence[int], acl: Sequence[str]) -> None:
+        """Give every one of ``point_ids`` (a document's points) the access list ``acl`` in ONE
+        update: a crash leaves the document readable under its old rule or its new one, never
+        half of each. An engine applies one logged update whole, or not at all, on restart."""
+        ...
+
     def set_payloads(self, updates: Sequence[tuple[int, dict[str, Any]]]) -> None:
-        """Merge fields into existing points' payloads, in the order given (vectors untouched):
-        who may read a document changes without embedding it again."""
+        """Merge fields into existing points' payloads, in the order given (vectors untouched),
+        possibly one update per point: never who may read (``set_readers`` does that)."""
         ...
 
     def query(self, q: HybridQuery) -> list[Hit]: ...

@@ -8,9 +8,13 @@ breadcrumbs that make a chunk understandable on its own. Anything we cannot read
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import io
+import os
 import re
+import stat
 import unicodedata
+import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +27,9 @@ from markdown_it.token import Token
 
 from ingest.documents import Section
 from ingest.errors import BadDocument
+from ingest.settings import IngestSettings
+
+DEFAULT_LIMITS = IngestSettings()
 
 
 @dataclass
@@ -34,30 +41,65 @@ class Parsed:
     )  # Markdown front-matter as written; {} for other formats
 
 
-def parse_file(path: Path, *, max_bytes: int) -> Parsed:
+def parse_file(path: Path, *, max_bytes: int, limits: IngestSettings = DEFAULT_LIMITS) -> Parsed:
     """Read and parse one file. Raises BadDocument when the file cannot be indexed."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in _PARSERS:
         raise BadDocument(f"unsupported file type: {suffix or 'no extension'}")
+    return parse_bytes(read_file(path, max_bytes), suffix, path.stem, limits)
+
+
+def read_file(path: Path, max_bytes: int) -> bytes:
+    """A file's bytes, never through a symbolic link (``O_NOFOLLOW``: a file swapped for a link
+    after the folder was listed is refused too) and never more than ``max_bytes`` of them."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise BadDocument(f"too large: {_human(size)} > {_human(max_bytes)} limit")
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # the last part of the path is a symbolic link
+            raise BadDocument("a symbolic link: not followed") from None
+        raise BadDocument(f"cannot read: {(exc.strerror or str(exc)).lower()}") from exc
+    try:
+        with os.fdopen(fd, "rb") as f:
+            status = os.fstat(f.fileno())
+            if stat.S_ISDIR(status.st_mode):
+                raise BadDocument("cannot read: is a directory")
+            if not stat.S_ISREG(status.st_mode):  # a FIFO would block, a device never end
+                raise BadDocument("cannot read: not a regular file")
+            size = status.st_size
+            data = f.read(max_bytes + 1) if size <= max_bytes else b""
     except OSError as exc:
         raise BadDocument(f"cannot read: {(exc.strerror or str(exc)).lower()}") from exc
-    return parse_bytes(data, suffix, path.stem)
+    if size > max_bytes or len(data) > max_bytes:
+        raise BadDocument(
+            f"too large: {_human(max(size, len(data)))} > {_human(max_bytes)} limit "
+            "(FOOTNOTE_INGEST__MAX_FILE_MB)"
+        )
+    return data
 
 
-def parse_bytes(data: bytes, suffix: str, stem: str) -> Parsed:
+def past_limit(what: str, limit: float, setting: str, unit: str = "bytes") -> str:
+    """The message of an input skipped for a limit: what, the limit, the setting that raises it."""
+    shown = _human(int(limit)) if unit == "bytes" else f"{limit:,g} {unit}"
+    return f"{what}: past the limit of {shown} (FOOTNOTE_INGEST__{setting})"
+
+
+def parse_bytes(
+    data: bytes, suffix: str, stem: str, limits: IngestSettings = DEFAULT_LIMITS
+) -> Parsed:
     """Parse a document's bytes as the file type ``suffix`` names (``.html``, ``.pdf``, …); what a
-    connector fetched goes through the same parsers as a file."""
+    connector fetched goes through the same parsers as a file. ``limits`` bound what one input
+    may cost; past one, ``BadDocument`` names the setting."""
     if suffix not in _PARSERS:
         raise BadDocument(f"unsupported file type: {suffix or 'no extension'}")
     if not data.strip():
         raise BadDocument("empty file")
-    parsed = _PARSERS[suffix](data, stem)
+    try:
+        parsed = _PARSERS[suffix](data, stem, limits)
+    except RecursionError:  # a structure nested deeper than a check below foresaw
+        raise BadDocument(
+            past_limit("nested too deeply to read", limits.max_nesting, "MAX_NESTING", "levels")
+        ) from None
     if not any(s.text.strip() for s in parsed.sections):
         raise BadDocument("no text found")
     return parsed
@@ -184,13 +226,63 @@ _MD = MarkdownIt("commonmark").enable("table")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 
 
-def _front_matter(text: str) -> tuple[dict[str, Any], str]:
+_FLOW_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+class _BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # untyped stubs
+    """PyYAML's safe loader with a count of aliases and a bound on nesting: each alias may copy
+    a whole subtree (nine levels of nine turn 441 bytes into a 52 MB title), and each level of
+    nesting is a level of recursion."""
+
+    max_aliases = DEFAULT_LIMITS.max_yaml_aliases
+    max_nesting = DEFAULT_LIMITS.max_nesting
+    aliases = depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > self.max_aliases:
+                raise BadDocument(
+                    past_limit("YAML aliases", self.max_aliases, "MAX_YAML_ALIASES", "aliases")
+                )
+        self.depth += 1
+        if self.depth > self.max_nesting:
+            raise BadDocument(
+                past_limit("YAML nested too deeply", self.max_nesting, "MAX_NESTING", "levels")
+            )
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def safe_yaml(text: str, limits: IngestSettings = DEFAULT_LIMITS) -> Any:
+    """``yaml.safe_load`` within the limits (``BadDocument`` past one). Flow nesting
+    (``[[[…``) is counted before PyYAML sees it: its scanner takes time quadratic in the depth
+    it reaches before the loader can stop it (seconds for a few KB)."""
+    depth = deepest = 0
+    for bracket in _FLOW_BRACKETS.findall(text):  # inside quotes too: an overestimate, safe
+        depth = depth + 1 if bracket in "[{" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    if deepest > limits.max_nesting:
+        raise BadDocument(
+            past_limit("YAML nested too deeply", limits.max_nesting, "MAX_NESTING", "levels")
+        )
+    loader = _BoundedLoader(text)
+    loader.max_aliases, loader.max_nesting = limits.max_yaml_aliases, limits.max_nesting
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def _front_matter(text: str, limits: IngestSettings) -> tuple[dict[str, Any], str]:
     """Split off a leading ``---`` YAML block. Broken YAML is an error: it may carry the ACL."""
     match = _FRONT_MATTER.match(text)
     if not match:
         return {}, text
     try:
-        meta = yaml.safe_load(match.group(1)) or {}
+        meta = safe_yaml(match.group(1), limits) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)  # line 1 of the YAML is line 2 of the file
         where = f" (line {mark.line + 2})" if mark else ""
@@ -216,8 +308,8 @@ def _md_inline(token: Token) -> str:
     return "".join(parts).strip()
 
 
-def _parse_markdown(data: bytes, stem: str) -> Parsed:
-    meta, body = _front_matter(_decode(data))
+def _parse_markdown(data: bytes, stem: str, limits: IngestSettings) -> Parsed:
+    meta, body = _front_matter(_decode(data), limits)
     outline = _Outline()
     lists: list[int | None] = []  # one per open list: next number, or None for bullets
     marker: str | None = None  # "- " or "3. " waiting for the list item's first line
@@ -380,8 +472,22 @@ def _html_table(table: Tag) -> list[str]:
     return [_row(header, cells) for cells in rows[1 if header else 0 :]]
 
 
-def _parse_html(data: bytes, stem: str) -> Parsed:
+def _nesting_within(root: Tag, limit: int) -> None:
+    """``BadDocument`` when elements nest deeper than ``limit`` (the walk below recurses once a
+    level: 3,000 nested ``<div>``s would raise RecursionError). Counted without recursing."""
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            raise BadDocument(
+                past_limit("elements nested too deeply", limit, "MAX_NESTING", "levels")
+            )
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tag))
+
+
+def _parse_html(data: bytes, stem: str, limits: IngestSettings) -> Parsed:
     soup = BeautifulSoup(_decode(data), "html.parser")
+    _nesting_within(soup, limits.max_nesting)
     page_title = _html_text(soup.title) if soup.title else ""
     for tag in soup(_DROP):
         tag.decompose()
@@ -395,26 +501,46 @@ def _parse_html(data: bytes, stem: str) -> Parsed:
 # --- PDF ---------------------------------------------------------------------------------------
 
 
-def _parse_pdf(data: bytes, stem: str) -> Parsed:
+def _parse_pdf(data: bytes, stem: str, limits: IngestSettings) -> Parsed:
     """Whole paragraphs and table rows, one section per heading and page (``ingest.pdf``)."""
     from ingest.pdf import parse_pdf
 
-    title, sections = parse_pdf(data, stem)
+    title, sections = parse_pdf(data, stem, limits.max_pdf_pages)
     return Parsed(title=title, sections=sections, meta={})
 
 
 # --- DOCX -------------------------------------------------------------------------------------
 
 
-def _parse_docx(data: bytes, stem: str) -> Parsed:
+def _parse_docx(data: bytes, stem: str, limits: IngestSettings) -> Parsed:
     import docx  # imported here: only Word files pay for it
+    from docx.oxml.ns import qn
     from docx.table import Table
 
+    try:  # the sizes its parts declare bound what unzipping reads (past one: a CRC error)
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            expanded = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, ValueError) as exc:
+        raise BadDocument(f"not a readable Word document: {exc}") from None
+    max_expanded = int(limits.max_expanded_mb * 2**20)
+    if expanded > max_expanded:
+        raise BadDocument(past_limit("expands too far", max_expanded, "MAX_EXPANDED_MB"))
     try:
         document = docx.Document(io.BytesIO(data))
     except Exception as exc:  # not a zip, or a zip without Word parts
         raise BadDocument(f"not a readable Word document: {exc}") from None
+    paragraphs = sum(1 for _ in document.element.body.iter(qn("w:p")))
+    if paragraphs > limits.max_docx_paragraphs:
+        raise BadDocument(
+            past_limit(
+                f"{paragraphs:,} paragraphs",
+                limits.max_docx_paragraphs,
+                "MAX_DOCX_PARAGRAPHS",
+                "paragraphs",
+            )
+        )
     outline = _Outline()
+    styles: dict[str | None, str] = {}
     for block in document.iter_inner_content():
         if isinstance(block, Table):
             rows = [[" ".join(c.text.split()) for c in r.cells] for r in block.rows]
@@ -424,7 +550,7 @@ def _parse_docx(data: bytes, stem: str) -> Parsed:
                 outline.add(_row(header, cells), tight=True)
             outline.end_block()
             continue
-        style = block.style.name if block.style is not None else ""
+        style = _style_name(block, styles)
         text = block.text.strip()
         level = 0 if style == "Title" else _heading_level(style)
         if level is not None:
@@ -437,6 +563,16 @@ def _parse_docx(data: bytes, stem: str) -> Parsed:
             outline.add(text)
     title = (document.core_properties.title or "").strip() or outline.first() or stem
     return Parsed(title=title, sections=outline.finish(), meta={})
+
+
+def _style_name(paragraph: Any, names: dict[str | None, str]) -> str:
+    """A paragraph's style name, looked up once per style id: python-docx scans every style of
+    the document for each paragraph with none of its own (3 ms each: 20,000 took a minute)."""
+    style_id = paragraph._p.style  # None: the document's default paragraph style
+    if style_id not in names:
+        style = paragraph.style
+        names[style_id] = style.name if style is not None else ""
+    return names[style_id]
 
 
 def _heading_level(style: str) -> int | None:
@@ -541,7 +677,7 @@ def _text_blocks(lines: list[str]) -> list[tuple[str, bool]]:
     return blocks
 
 
-def _parse_text(data: bytes, stem: str) -> Parsed:
+def _parse_text(data: bytes, stem: str, limits: IngestSettings) -> Parsed:
     lines = _decode(data).splitlines()
     outline = _Outline()
     run: list[str] = []

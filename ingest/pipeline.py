@@ -1,8 +1,11 @@
 """Ingest a folder: skip what is unchanged, replace what changed, delete what is gone.
 
 Each document is written with ONE index update (its new chunks plus tombstones for chunk ids it no
-longer uses), so a crash leaves it fully old or fully new. Bad files are reported and skipped;
-the rest of the batch is indexed. Embedding is batched across documents for speed.
+longer uses), so a crash leaves it fully old or fully new. When only who may read it changed, its
+new access list goes onto all its points in ONE update too (``Index.set_readers``), before the
+rest of the relabelling: a crash never leaves part of it readable under the old rule. Bad files
+are reported and skipped; the rest of the batch is indexed. Embedding is batched across
+documents for speed.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from ingest.embed import Embedder, GroupedEmbedder
 from ingest.errors import BadDocument
 from ingest.index import SENTENCES, DocState, Index, PointData
 from ingest.languages import detect_lang
-from ingest.parse import SUFFIXES, parse_file
+from ingest.parse import SUFFIXES, parse_bytes, read_file
 from ingest.sentences import sentences
 from ingest.settings import IngestSettings
 from ingest.sparse import BM25Encoder, record_in
@@ -73,6 +76,7 @@ class Plan:
     points: list[PointData] = field(default_factory=list)
     stale: list[int] = field(default_factory=list)  # chunk ids the new version no longer uses
     relabel: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    readers: list[str] = field(default_factory=list)  # the access list a relabel gives
 
 
 def point_id(doc_id: str, seq: int) -> int:
@@ -116,6 +120,7 @@ class Ingester:
         prefix = root.name + "/"
         known = {d: s for d, s in self.index.documents().items() if d.startswith(prefix)}
         paths = list(files) if files is not None else self.scan(root)
+        paths = self._skip_links(paths, root, prefix, known, report, on_file)
         seen: set[str] = set()
         if self.pool is not None:
             seen = {prefix + path.relative_to(root).as_posix() for path in paths}
@@ -204,26 +209,72 @@ class Ingester:
         report.cpu_seconds = time.process_time() - cpu
         return report
 
+    def _skip_links(
+        self,
+        paths: list[Path],
+        root: Path,
+        prefix: str,
+        known: dict[str, DocState],
+        report: IngestReport,
+        on_file: Callable[[str, str], None],
+    ) -> list[Path]:
+        """Every path reached through a symbolic link, skipped and said so; what the index held
+        under its name is deleted. Not only links out of the folder: one to a file elsewhere in
+        it would publish that file under the access rule of the link's own folder."""
+        kept = []
+        for path in paths:
+            link = through_link(path, root)
+            if link is None:
+                kept.append(path)
+                continue
+            doc_id = prefix + path.relative_to(root).as_posix()
+            try:
+                target = str(link.readlink())
+            except OSError:
+                target = "?"
+            report.failed.append(
+                (
+                    doc_id,
+                    f"a symbolic link ({link.relative_to(root).as_posix()} -> {target}): not "
+                    "followed, so a link cannot publish a file from elsewhere under this "
+                    "folder's access rule; copy the file into the folder instead",
+                )
+            )
+            on_file(doc_id, "failed")
+            if known.pop(doc_id, None) is not None:  # published through it by an earlier run
+                self.index.delete_document(doc_id)
+                report.deleted.append(doc_id)
+        return kept
+
     def scan(self, root: Path) -> list[Path]:
+        """The documents under ``root``, and the symbolic links there that look like one or lead
+        to a folder (never followed: ``ingest`` reports them as skipped)."""
         return sorted(
             p
             for p in root.rglob("*")
-            if (p.is_file() or p.is_symlink())
-            and is_document(p)
-            and p.suffix.lower() in SUFFIXES
+            if is_document(p)
+            and (
+                p.suffix.lower() in SUFFIXES
+                and (p.is_file() or p.is_symlink())
+                or (p.is_symlink() and p.is_dir())
+            )
             and not any(part.startswith(".") for part in p.relative_to(root).parts)
         )
 
     def load(self, path: Path, root: Path, doc_id: str, default_acl: list[str]) -> Document:
-        max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
-        parsed = parse_file(path, max_bytes=max_bytes)
-        side = sidecar_meta(path)
+        if path.suffix.lower() not in SUFFIXES:
+            raise BadDocument(f"unsupported file type: {path.suffix or 'no extension'}")
+        # read once: what is parsed is what is hashed
+        data = read_file(path, int(self.settings.max_file_mb * 1024 * 1024))
+        parsed = parse_bytes(data, path.suffix.lower(), path.stem, self.settings)
+        side = sidecar_meta(path, self.settings)
         meta = {**side, **parsed.meta}
-        acl = resolve_acl(path, root, parsed.meta, side, default_acl, list(self.admin_groups))
+        acl = resolve_acl(
+            path, root, parsed.meta, side, default_acl, list(self.admin_groups), self.settings
+        )
         text = "\n".join(s.text for s in parsed.sections)
         if not text.strip():
             raise BadDocument("no text to index")
-        data = path.read_bytes()
         body = hashlib.sha256(data)  # what is embedded: everything but who may read it
         body.update(
             json.dumps(
@@ -303,7 +354,7 @@ class Ingester:
             return Plan(doc.doc_id, "empty", "no text to index")
         updates = self._relabelling(doc, chunks, old)
         if updates is not None:
-            return Plan(doc.doc_id, "readers changed", relabel=updates)
+            return Plan(doc.doc_id, "readers changed", relabel=updates, readers=list(doc.acl))
         points = self.embed_chunks(chunks)
         for p in points:
             p.payload["doc_chunks"] = len(chunks)
@@ -323,7 +374,7 @@ class Ingester:
         elif status == "unchanged":
             report.unchanged.append(plan.doc_id)
         elif status == "readers changed":
-            self.index.set_payloads(plan.relabel)
+            self._set_readers(plan.relabel, plan.readers)
             report.readers_changed.append(plan.doc_id)
         else:
             self.index.upsert_document(plan.doc_id, plan.points, plan.stale)
@@ -334,9 +385,10 @@ class Ingester:
     def _relabelling(
         self, doc: Document, chunks: list[Chunk], old: DocState | None
     ) -> list[tuple[int, dict[str, Any]]] | None:
-        """When only who may read ``doc`` changed: the new readers for each point it has, the
-        first chunk (which holds the document's state) last, so a crash in between leaves the
-        document looking changed and the next run does it again. None: write it whole."""
+        """When only who may read ``doc`` changed: what else changes with them on each point it
+        has (the access list goes on all of them at once, ``_set_readers``), the first chunk
+        (which holds the document's state) last, so a crash in between leaves the document
+        looking changed and the next run does it again. None: write it whole."""
         if old is None or not old.body_hash or old.body_hash != doc.body_hash:
             return None
         if len(chunks) != old.chunks:  # chunked differently since (settings): write it whole
@@ -344,7 +396,7 @@ class Ingester:
         return [
             (
                 point_id(doc.doc_id, c.seq),
-                {"acl": c.acl, "audience": c.audience, "content_hash": c.content_hash},
+                {"audience": c.audience, "content_hash": c.content_hash},
             )
             for c in sorted(chunks, key=lambda c: c.seq, reverse=True)
         ]
@@ -362,10 +414,18 @@ class Ingester:
         updates = self._relabelling(doc, chunks, old)
         if updates is None:
             return False
-        self.index.set_payloads(updates)
+        self._set_readers(updates, doc.acl)
         report.readers_changed.append(doc.doc_id)
         on_file(doc.doc_id, "readers changed")
         return True
+
+    def _set_readers(self, updates: list[tuple[int, dict[str, Any]]], acl: Sequence[str]) -> None:
+        """The new access list first, on every point in one update: narrowed or widened, the
+        document is never readable under two rules at once, whatever point a crash stops at.
+        Written point by point instead (as Qdrant Edge did), a kill left chunks under ``*``
+        next to chunks under ``hr``."""
+        self.index.set_readers([point for point, _ in updates], acl)
+        self.index.set_payloads(updates)
 
     def _write(
         self,
@@ -389,6 +449,17 @@ class Ingester:
             (report.updated if status == "updated" else report.added).append(doc.doc_id)
             report.chunks += len(chunks)
             on_file(doc.doc_id, status)
+
+
+def through_link(path: Path, root: Path) -> Path | None:
+    """The first symbolic link on the way from ``root`` to ``path`` (``path`` itself included),
+    or None when it is reached through real folders only."""
+    here = root
+    for part in path.relative_to(root).parts:
+        here = here / part
+        if here.is_symlink():
+            return here
+    return None
 
 
 def stale_ids(doc_id: str, chunks: int, old: DocState | None) -> list[int]:

@@ -95,6 +95,12 @@ class ServerIndex:
             self.collection, models.FilterSelector(filter=_match("doc_id", doc_id)), wait=True
         )
 
+    def set_readers(self, point_ids: Sequence[int], acl: Sequence[str]) -> None:
+        if point_ids:
+            self.client.set_payload(
+                self.collection, payload={"acl": list(acl)}, points=list(point_ids), wait=True
+            )
+
     def set_payloads(self, updates: Sequence[tuple[int, dict[str, Any]]]) -> None:
         if not updates:
             return

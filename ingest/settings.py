@@ -56,9 +56,25 @@ class BM25Settings(BaseModel):
 
 
 class IngestSettings(BaseModel):
+    """How documents are read and cut, and the bounds on what one file or page may cost: past a
+    limit, the file is skipped with a message naming the setting, and the batch goes on
+    (``docs/security.md`` lists them)."""
+
     chunk_tokens: int = Field(default=220, gt=0)
     chunk_overlap: int = Field(default=40, ge=0)
+    # bytes per file, and per page or document a sync fetches (read no further than this)
     max_file_mb: float = Field(default=50.0, gt=0)
+    # what a compressed input may expand to: a DOCX's parts, a gzip sitemap
+    max_expanded_mb: float = Field(default=100.0, gt=0)
+    # one fetch of a sync, its whole body and redirects included, however slowly it drips
+    fetch_timeout_s: float = Field(default=30.0, gt=0)
+    # elements nested in elements (HTML), collections in collections (YAML)
+    max_nesting: int = Field(default=200, gt=0)
+    max_docx_paragraphs: int = Field(default=20_000, gt=0)
+    max_pdf_pages: int = Field(default=1_000, gt=0)
+    # aliases (``*name``) in YAML front matter and sidecars: each may copy a whole subtree, so a
+    # few hundred bytes of them expand to gigabytes
+    max_yaml_aliases: int = Field(default=20, ge=0)
     # Principals for files with no access rule of their own; ``footnote ingest --acl`` overrides
     # it. Empty: such files are readable by the admin groups only.
     default_acl: list[str] = Field(default_factory=list)

@@ -69,6 +69,9 @@ class NoIndex:
     def delete_document(self, doc_id: str) -> None:
         self._refuse()
 
+    def set_readers(self, point_ids: Sequence[int], acl: Sequence[str]) -> None:
+        self._refuse()
+
     def set_payloads(self, updates: Sequence[tuple[int, dict[str, Any]]]) -> None:
         self._refuse()
 

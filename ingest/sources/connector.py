@@ -30,10 +30,12 @@ class SourceUnavailable(FootnoteError):
 
 @dataclass(frozen=True)
 class ConnectorEnv:
-    """What a connector takes from the settings rather than from the sources table: the size
-    limit and credentials, which live in the environment and are never stored with the source."""
+    """What a connector takes from the settings rather than from the sources table: the input
+    limits and credentials, which live in the environment and are never stored with the source."""
 
-    max_bytes: int = 50 * 2**20
+    max_bytes: int = 50 * 2**20  # per document or page (FOOTNOTE_INGEST__MAX_FILE_MB)
+    max_expanded_bytes: int = 100 * 2**20  # what a sitemap expands to (…__MAX_EXPANDED_MB)
+    fetch_timeout_s: float = 30.0  # one whole request, body included (…__FETCH_TIMEOUT_S)
     confluence: ConfluenceSettings | None = None
     graph: GraphSettings | None = None
     gdrive: GoogleDriveSettings | None = None

@@ -197,7 +197,7 @@ class IndexSink:
         if suffix is None:
             raise BadDocument(f"unsupported media type {sd.media_type}")
         stem = PurePosixPath(urlsplit(sd.url).path).stem or urlsplit(sd.url).netloc
-        parsed = parse_bytes(data, suffix, stem)
+        parsed = parse_bytes(data, suffix, stem, self.ingester.settings)
         acl = index_acl(sd.principals, self.admin_groups)
         title = sd.title or parsed.title
         text = "\n".join(s.text for s in parsed.sections)

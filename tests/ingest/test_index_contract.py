@@ -116,6 +116,19 @@ def test_set_payloads_relabels_points_and_keeps_their_vectors_and_other_fields(i
     assert index.documents()["hr/bands"].content_hash == "h2"
 
 
+def test_set_readers_relabels_every_point_given_and_no_other(index):
+    quote = "L4 senior engineer salary band 78000 96000 EUR"
+    index.upsert_document("hr/bands", points("hr/bands", [quote, "second", "third"], ["*"]), [])
+    index.upsert_document("pub/x", points("pub/x", ["open text"], ["*"], base=10), [])
+
+    index.set_readers([0, 1, 2], ["hr"])
+
+    assert len(index.chunks("hr/bands", ["hr"])) == 3 and not index.chunks("hr/bands", ["sales"])
+    assert index.chunks("pub/x", ["sales"])  # only the points given
+    assert index.chunks("hr/bands", ["hr"])[0]["text"] == quote  # the rest of the payload kept
+    assert index.documents()["hr/bands"].content_hash == "h1"
+
+
 def test_replacing_with_fewer_chunks_hides_then_purges_the_rest(index):
     index.upsert_document("d", points("d", ["alpha one", "beta two", "gamma three"], ["*"]), [])
     assert index.documents()["d"].chunks == 3

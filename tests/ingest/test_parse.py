@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -356,7 +357,10 @@ def test_unsupported_suffix(tmp_path):
 
 def test_too_large(tmp_path):
     path = write(tmp_path, "big.txt", b"a" * (3 * 2**20))
-    assert reason(path, max_bytes=2 * 2**20) == "too large: 3 MB > 2 MB limit"
+    assert (
+        reason(path, max_bytes=2 * 2**20)
+        == "too large: 3 MB > 2 MB limit (FOOTNOTE_INGEST__MAX_FILE_MB)"
+    )
 
 
 @pytest.mark.parametrize("name", ["empty.md", "empty.txt", "empty.html", "empty.pdf", "empty.docx"])
@@ -417,17 +421,21 @@ def test_unreadable_paths(tmp_path):
     (tmp_path / "folder.md").mkdir()
     assert reason(tmp_path / "folder.md") == "cannot read: is a directory"
     (tmp_path / "dangling.md").symlink_to(tmp_path / "gone.md")
-    assert reason(tmp_path / "dangling.md") == "cannot read: no such file or directory"
+    assert reason(tmp_path / "dangling.md") == "a symbolic link: not followed"  # never read through
 
 
 def test_permission_denied(tmp_path, monkeypatch):
     # Tests run as root, where chmod 000 does not stop reads: make the read fail instead.
     path = write(tmp_path, "locked.md", "# Secret")
 
-    def refuse(self):
-        raise PermissionError(13, "Permission denied", str(self))
+    real_open = os.open
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    def refuse(file, *args, **kwargs):
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
     assert reason(path) == "cannot read: permission denied"
 
 

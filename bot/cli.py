@@ -463,9 +463,10 @@ def cmd_ingest(args, settings: Settings) -> int:
     return 1 if report.failed else 0
 
 
-def run_ingest(deps, folder: Path, default_acl: list[str] | None):
+def run_ingest(deps, folder: Path, default_acl: list[str] | None, files: list[Path] | None = None):
+    """Ingest the folder (or only ``files`` of it) with a progress bar, and say what changed."""
     ingester = deps.ingester
-    files = ingester.scan(folder.resolve())
+    chosen = files if files is not None else ingester.scan(folder.resolve())
     with Progress(
         TextColumn("[bold]indexing"),
         BarColumn(),
@@ -474,13 +475,13 @@ def run_ingest(deps, folder: Path, default_acl: list[str] | None):
         console=console,
         transient=True,
     ) as bar:
-        task = bar.add_task("", total=len(files))
+        task = bar.add_task("", total=len(chosen))
 
         def on_file(doc_id: str, status: str) -> None:
             if status != "deleted":
                 bar.update(task, advance=1, description=doc_id)
 
-        report = ingester.ingest(folder, default_acl, on_file=on_file)
+        report = ingester.ingest(folder, default_acl, on_file=on_file, files=files)
     for doc_id, reason in report.failed:
         console.print(Text("skipped ", style="yellow") + plain(f"{doc_id}: {reason}"))
     relabelled = (
@@ -868,6 +869,8 @@ def eval_datasets(args, settings: Settings) -> int:
     eval_dir = args.eval_dir or default_eval_dir()
     for name in names:
         answers_dir(eval_dir, name)  # every set is there before the first one is ingested
+    # piped or logged, the table keeps its columns whole (a terminal gives its own width)
+    out = console if console.is_terminal else Console(width=140)
     reports = []
     for name in names:
         asked = sample(
@@ -898,18 +901,24 @@ def eval_datasets(args, settings: Settings) -> int:
         report.ingest = ingest
         reports.append(report)
         if len(names) > 1:
-            console.print(datasets_table([report]))
+            out.print(datasets_table([report]))
     golden = golden_report(args, settings) if args.dataset == "all" else None
-    console.print(datasets_table(reports, golden))
+    out.print(datasets_table(reports, golden))
     if args.json:
-        out = {
+        written = {
             "split": args.split,
             "limit": args.limit,
             "datasets": [r.as_json() for r in reports],
         }
         if golden is not None:
-            out["golden"] = golden.metrics
-        args.json.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8")
+            written["golden"] = {
+                "metrics": golden.metrics,
+                "items": [
+                    {"id": r.item.id, "status": r.answer.status, "correct": r.correct}
+                    for r in golden.results
+                ],
+            }
+        args.json.write_text(json.dumps(written, indent=1, default=str) + "\n", encoding="utf-8")
         stderr.print(plain(f"wrote {shown(args.json)}", "dim"))
     return 0
 
@@ -965,7 +974,7 @@ def corpus_deps(settings: Settings, eval_dir: Path, name: str, files=None, embed
         stderr.print(
             plain(f"{name}: ingesting {len(chosen)} documents into {shown(scratch)}", "dim")
         )
-        report = deps.ingester.ingest(folder, ["*"], files=chosen)
+        report = run_ingest(deps, folder, ["*"], files=chosen)
     except BaseException:
         deps.close()
         raise
@@ -976,9 +985,6 @@ def corpus_deps(settings: Settings, eval_dir: Path, name: str, files=None, embed
         "cpu_seconds": round(report.cpu_seconds, 1),
         "failed": len(report.failed),
     }
-    for doc_id, reason in report.failed:
-        console.print(Text("skipped ", style="yellow") + plain(f"{doc_id}: {reason}"))
-    stderr.print(plain(f"{name}: {report.chunks} chunks in {report.seconds:.0f}s", "dim"))
     done.write_text(json.dumps(info) + "\n", encoding="utf-8")
     return deps, info | {"reused": False}
 

@@ -260,6 +260,8 @@ def test_a_missing_set_says_where_it_goes(tmp_path, capsys):
     assert "unknown dataset 'nope'" in capsys.readouterr().err
     assert footnote(["eval", "--json", str(tmp_path / "x.json")]) == 2
     assert "--json goes with --dataset" in capsys.readouterr().err
+    assert footnote(["eval", "--dataset", "squad2", "--limit", "0"]) == 2
+    assert "--limit takes a number of questions >= 1" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------- end to end

@@ -6,7 +6,10 @@ corpus is ingested whatever the split: the other documents are realistic distrac
 
 A question becomes one turn of an ordinary user (no groups; every document is readable by all):
 
-- SQuAD 2.0, PolicyQA: the question.
+- SQuAD 2.0: the question.
+- PolicyQA: "<site> privacy policy: " then the question. Its questions never name the company
+  ("Does the company share my data?"), and among 40 policies every one would answer: an
+  employee asks about their own company's, which the site's name stands for here.
 - ConditionalQA: the ``scenario`` then the question, as one message.
 - OR-ShARC: the ``scenario``, the question, then the ``followups`` already asked and answered
   ("Are you under 19? Yes."), all in the one message — not as history, since the user spoke
@@ -92,6 +95,7 @@ class CorpusQuestion:
     scenario: str = ""
     followups: tuple[tuple[str, str], ...] = ()  # OR-ShARC: (follow-up question, answer)
     answer_type: str = ""  # meta.answer_type where the set has one
+    title: str = ""  # the document's title where the set gives it (PolicyQA: the site)
     key_facts: tuple[str, ...] = ()  # answers that are spans of the document (see the docstring)
 
     @property
@@ -102,7 +106,10 @@ class CorpusQuestion:
     @property
     def message(self) -> str:
         """The new message of the turn (see the module docstring for each set)."""
-        parts = [self.scenario.strip(), self.question.strip()]
+        question = self.question.strip()
+        if self.dataset == "policyqa" and self.title:
+            question = f"{self.title} privacy policy: {question}"
+        parts = [self.scenario.strip(), question]
         parts += [f"{q.strip()} {a.strip()}." for q, a in self.followups]
         return " ".join(p for p in parts if p)
 
@@ -179,6 +186,7 @@ def _question(name: str, r: dict[str, Any], doc_text: Callable[[str], str]) -> C
         scenario=str(r.get("scenario") or ""),
         followups=tuple((str(f["question"]), str(f["answer"])) for f in r.get("followups") or []),
         answer_type=answer_type,
+        title=str(r.get("title") or ""),
         key_facts=key_facts,
     )
 
@@ -261,6 +269,24 @@ class Outcome:
     correct: bool
     answer: str = ""
     cited_docs: list[str] = field(default_factory=list)
+    question: str = ""  # the turn's message, for a list of failures
+
+    def failure(self) -> str:
+        """One line on why the item is wrong (what failed of the rules that apply)."""
+        why = [
+            name
+            for name, ok in (
+                ("not cited", self.cited),
+                ("no key fact", self.key_fact),
+                ("evidence not quoted", self.evidence_quoted),
+            )
+            if ok is False
+        ]
+        if self.refused and self.answerable:
+            why = ["refused"]
+        elif not self.answerable and not self.refused:
+            why = ["answered an unanswerable question"]
+        return f"{self.id} {self.status} {self.question[:160]!r}: {', '.join(why) or self.status}"
 
     @property
     def refused(self) -> bool:
@@ -295,6 +321,7 @@ def score(q: CorpusQuestion, answer: Answer, seconds: float) -> Outcome:
         correct=correct,
         answer=answer.text[:500],
         cited_docs=list(dict.fromkeys(docs)),
+        question=q.message,
     )
 
 

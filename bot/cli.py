@@ -226,8 +226,9 @@ def main(argv: list[str] | None = None) -> int:
         "--limit",
         type=int,
         default=None,
+        metavar="N",
         help="only N questions: the first N golden items; with --dataset a fixed sample per "
-        "set that keeps the share of unanswerable questions",
+        "set that keeps the share of unanswerable questions (all asks the golden set whole)",
     )
     p.add_argument(
         "--eval-dir",
@@ -902,6 +903,10 @@ def eval_datasets(args, settings: Settings) -> int:
         reports.append(report)
         if len(names) > 1:
             out.print(datasets_table([report]))
+        if args.failures:
+            for o in report.outcomes:
+                if not o.correct:
+                    out.print(f"{name} {o.failure()}", markup=False, highlight=False)
     golden = golden_report(args, settings) if args.dataset == "all" else None
     out.print(datasets_table(reports, golden))
     if args.json:

@@ -159,6 +159,12 @@ def test_the_report_gives_each_metric_over_its_own_items():
     assert m["p50_ms"] == pytest.approx(300) and m["p95_ms"] == pytest.approx(400)
     items = report.as_json()["items"]
     assert [i["correct"] for i in items] == [True, False, True, False]
+    assert report.outcomes[1].failure().endswith(": refused")
+    assert report.outcomes[3].failure().endswith(": answered an unanswerable question")
+    wrong_doc = score(
+        _q(), _answer("25 days [1].", cites=(("corpus/x.md", "Parking is free."),)), 0.1
+    )
+    assert wrong_doc.failure().endswith(": not cited, evidence not quoted")
 
 
 # ----------------------------------------------------------------------------- loading
@@ -240,6 +246,13 @@ def test_loading_builds_each_sets_turn_and_span_answers(tmp_path):
             ),
         ],
     )
+    _write_set(
+        tmp_path,
+        "policyqa",
+        docs,
+        [_row("p1", "corpus/a.md", question="Is my data sold?", title="a.com")],
+    )
+    assert load_corpus(tmp_path, "policyqa")[0].message == "a.com privacy policy: Is my data sold?"
     c1, c2 = load_corpus(tmp_path, "conditionalqa")
     assert c1.message == "I was refused. How long do I have?"
     assert c1.key_facts == ("within 10 days",)  # only the answer the document holds

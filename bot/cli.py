@@ -906,7 +906,9 @@ def eval_datasets(args, settings: Settings) -> int:
         if args.failures:
             for o in report.outcomes:
                 if not o.correct:
-                    out.print(f"{name} {o.failure()}", markup=False, highlight=False)
+                    out.print(
+                        f"{name} {o.failure()}", markup=False, highlight=False, soft_wrap=True
+                    )
     golden = golden_report(args, settings) if args.dataset == "all" else None
     out.print(datasets_table(reports, golden))
     if args.json:

@@ -2,8 +2,9 @@
 
 Each set: the first ``QUESTIONS`` of its test split in ``footnote eval --limit`` order (the same
 stratified, hash-fixed sample), asked through ``footnote eval --dataset``'s own path over an index
-of only those questions' documents plus ``DISTRACTORS`` fixed others, so a set takes well under a
-minute on two cores. Full figures: ``footnote eval --dataset all --split test``.
+of only those questions' documents plus ``DISTRACTORS`` fixed others. The ingest is most of the
+time: 16-200 chunks a set, 12-205 s a set on two cores shared with other work (SQuAD's long
+articles the most). Full figures: ``footnote eval --dataset all --split test``.
 """
 
 from __future__ import annotations
@@ -23,15 +24,23 @@ EVAL = default_eval_dir()
 QUESTIONS = 16
 DISTRACTORS = 4
 
-# Measured on the offline reasoner of main 5dcf83f with these samples; each floor sits about one
-# item (1/16) under it, each ceiling about one item over. Raise them as the answers improve.
+# Measured on the offline reasoner of main 5dcf83f with these samples (16 questions each; what
+# was measured in the comment). Each floor sits about one item under it, each ceiling about one
+# item over: the answers are deterministic, so a floor that fails is a change, not noise. Raise
+# them as the answers improve.
 FLOORS: dict[str, dict[str, float]] = {
-    "squad2": {"answered_correctly": 0.0, "citation": 0.0, "refusal": 0.0, "over_refusal": 1.0},
-    "conditionalqa": {"answered_correctly": 0.0, "citation": 0.0, "over_refusal": 1.0},
-    "policyqa": {"answered_correctly": 0.0, "citation": 0.0, "over_refusal": 1.0},
-    "doc2dial": {"answered_correctly": 0.0, "citation": 0.0, "over_refusal": 1.0},
-    "mtrag": {"answered_correctly": 0.0, "citation": 0.0, "refusal": 0.0, "over_refusal": 1.0},
-    "or_sharc": {"answered_correctly": 0.0, "citation": 0.0, "over_refusal": 1.0},
+    # correct 0.438, citation 1.0, refusal 0.375, over-refusal 0.125
+    "squad2": {"answered_correctly": 0.37, "citation": 0.85, "refusal": 0.25, "over_refusal": 0.25},
+    # correct 0.25, citation 1.0, over-refusal 0.533
+    "conditionalqa": {"answered_correctly": 0.18, "citation": 0.85, "over_refusal": 0.6},
+    # correct 0.188, citation 0.8, over-refusal 0.063
+    "policyqa": {"answered_correctly": 0.12, "citation": 0.73, "over_refusal": 0.13},
+    # correct 0.25, citation 0.857, over-refusal 0.125
+    "doc2dial": {"answered_correctly": 0.18, "citation": 0.75, "over_refusal": 0.19},
+    # correct 0.625, citation 1.0, refusal 0.75, over-refusal 0.333
+    "mtrag": {"answered_correctly": 0.56, "citation": 0.85, "refusal": 0.5, "over_refusal": 0.42},
+    # correct 0.688, citation 1.0, over-refusal 0.25
+    "or_sharc": {"answered_correctly": 0.62, "citation": 0.9, "over_refusal": 0.32},
 }
 CEILINGS = ("over_refusal",)  # the figures that must stay at or below their number
 

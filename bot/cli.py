@@ -873,11 +873,12 @@ def eval_datasets(args, settings: Settings) -> int:
     # piped or logged, the table keeps its columns whole (a terminal gives its own width)
     out = console if console.is_terminal else Console(width=140)
     reports = []
+    embedders = shared_embedders(settings)  # each model loads once for every set
     for name in names:
         asked = sample(
             [q for q in load_corpus(eval_dir, name) if q.split == args.split], args.limit
         )
-        deps, ingest = corpus_deps(settings, eval_dir, name)
+        deps, ingest = corpus_deps(settings, eval_dir, name, embedders=embedders)
         try:
             preload_models(deps)
             with Progress(
@@ -930,12 +931,21 @@ def eval_datasets(args, settings: Settings) -> int:
     return 0
 
 
+def shared_embedders(settings: Settings):
+    """The embedders as the data dir's own commands build them (loaded when first used)."""
+    from ingest.backends import build_embedders
+
+    return build_embedders(
+        settings.embedding, settings.cohere, cache_dir=settings.data_dir / "cache"
+    )
+
+
 def corpus_deps(settings: Settings, eval_dir: Path, name: str, files=None, embedders=None):
     """Deps over the set's scratch index (``<data dir>/eval/<name>-<key>``, readable by everyone,
     on Qdrant Edge whatever the settings say), ingesting the corpus (or just ``files`` of it)
     the first time; the key covers the files and what of the settings and the ingest code shapes
-    the index. ``embedders``: models already loaded (tests share one set). Returns the deps
-    and the ingest's figures (chunks, seconds, reused)."""
+    the index. ``embedders``: models already built (every set of a run, and tests, share one
+    set). Returns the deps and the ingest's figures (chunks, seconds, reused)."""
     import hashlib
     import json
 
@@ -965,8 +975,8 @@ def corpus_deps(settings: Settings, eval_dir: Path, name: str, files=None, embed
             update={"data_dir": scratch, "qdrant": QdrantSettings(), "fallback": None}
         )
     )
-    if embedders is not None:
-        deps.__dict__["embedders"] = embedders
+    # the models and their compiled cache are the data dir's own, not one copy per set
+    deps.__dict__["embedders"] = embedders or shared_embedders(settings)
     if done.is_file():
         info = json.loads(done.read_text(encoding="utf-8")) | {"reused": True}
         stderr.print(

@@ -17,6 +17,10 @@ are answered as on that date, so CRM ages and refund windows do not drift.
 
 ``dump_golden`` writes items back in the same format (with a comment above each), which is how
 ``footnote feedback export`` turns rated answers into cases for ``footnote eval --cases``.
+
+``run_corpus_eval`` asks the questions of a public answer set (``footnote eval --dataset``; the
+turns and the scoring are in ``agent.corpora``) and ``datasets_table`` puts each set's row and
+the golden set's in one table.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import yaml
 from rich.table import Table
 
 from agent.assistant import Assistant
+from agent.corpora import CorpusQuestion, CorpusReport, score
 from agent.turns import Answer, Message, Turn
 
 # user id → the groups they read as (empty for someone unknown): the directory, seen from here
@@ -356,3 +361,103 @@ def _turn(
         history=history,
         today=item.today,
     )
+
+
+async def run_corpus_eval(
+    assistant: Assistant,
+    name: str,
+    split: str,
+    questions: Sequence[CorpusQuestion],
+    on_item: Callable[[], None] = lambda: None,
+) -> CorpusReport:
+    """Ask each question as an ordinary user with no groups (the corpus is readable by all),
+    its earlier turns given as history, and score it; only the answer call is timed. One answer
+    before the first, not scored, loads what loads lazily."""
+    report = CorpusReport(name, split)
+    if questions:
+        await assistant.answer(corpus_turn(questions[0], "warm-up"))
+    for q in questions:
+        started = time.perf_counter()
+        answer = await assistant.answer(corpus_turn(q))
+        report.outcomes.append(score(q, answer, time.perf_counter() - started))
+        on_item()
+    return report
+
+
+def corpus_turn(q: CorpusQuestion, conversation: str = "") -> Turn:
+    return Turn(
+        user_id=f"eval-{q.dataset}",
+        text=q.message,
+        groups=(),
+        conversation_id=conversation or f"{q.dataset}-{q.id}",
+        history=tuple(
+            Message("user" if role == "user" else "assistant", t) for role, t in q.history
+        ),
+    )
+
+
+DATASET_COLUMNS = (  # answered correctly, refusal, over-refusal, citation, key facts, evidence quoted
+    "questions",
+    "correct",
+    "refusal",
+    "over-ref.",
+    "citation",
+    "key facts",
+    "evidence",
+    "p50 ms",
+    "p95 ms",
+)
+
+
+def datasets_table(reports: Sequence[CorpusReport], golden: EvalReport | None = None) -> Table:
+    """One row per answer set (questions as answerable/unanswerable), then the golden set's,
+    whose citation column is its own (share of citations from an expected document) and which
+    has no evidence strings ("–" = does not apply)."""
+    split = reports[0].split if reports else ""
+    t = Table(title=f"answer sets — {split} split" if split else None)
+    t.add_column("set", no_wrap=True)
+    for name in DATASET_COLUMNS:
+        t.add_column(name, justify="right")
+    for r in reports:
+        m = r.metrics
+        t.add_row(
+            r.name,
+            f"{m['questions']} ({m['answerable']}/{m['unanswerable']})",
+            *(
+                _opt(m[k])
+                for k in (
+                    "answered_correctly",
+                    "refusal",
+                    "over_refusal",
+                    "citation",
+                    "key_facts",
+                    "evidence_quoted",
+                )
+            ),
+            _ms(m["p50_ms"]),
+            _ms(m["p95_ms"]),
+        )
+    if golden is not None:
+        g = golden.metrics
+        ans = sum(1 for r in golden.results if r.item.answerable)
+        t.add_row(
+            "handbook (golden)",
+            f"{len(golden.results)} ({ans}/{len(golden.results) - ans})",
+            _opt(g["answered_correctly"]),
+            _opt(g["refusal_accuracy"]),
+            _opt(g["over_refusal"]),
+            _opt(g["citation_accuracy"]),
+            _opt(g["key_fact_coverage"]),
+            "–",
+            _ms(g["p50_ms"]),
+            _ms(g["p95_ms"]),
+        )
+    return t
+
+
+def _opt(value: float | int | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _ms(value: float | int | None) -> str:
+    return "–" if value is None else f"{value:.0f}"

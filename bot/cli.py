@@ -9,6 +9,7 @@ import os
 import re
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -18,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.style import Style
 from rich.text import Text
 
+from agent.corpora import DATASETS as CORPORA
 from bot import bad_settings
 from bot.directory import Person
 from bot.settings import HANDBOOK_DIRECTORY, Settings
@@ -25,6 +27,7 @@ from bot.terminal import TerminalChat, console, plain, read_line, safe
 from ingest.errors import ConfigError, FootnoteError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+INGEST_CODE = Path(__file__).resolve().parent.parent / "ingest"  # its modules shape an index
 DEMO_USER = "alice"  # who ask, chat and search act as while the sample directory is in use
 # Errors and notices go to stderr, so `ask --json` and `search | grep` read only results; they
 # never wrap (a terminal wraps them itself, a log keeps one line per message).
@@ -205,7 +208,42 @@ def main(argv: list[str] | None = None) -> int:
         help="a file of cases in the golden format (e.g. from footnote feedback export), "
         "asked of the documents already ingested",
     )
-    p.add_argument("--limit", type=int, default=None)
+    cases.add_argument(
+        "--dataset",
+        default=None,
+        metavar="NAME",
+        help=f"a public answer set instead: {' | '.join(CORPORA)}, or all (every set and the "
+        "golden set in one table); each corpus is ingested once into a scratch index under the "
+        "data dir and reused while its files and the index settings stay the same",
+    )
+    p.add_argument(
+        "--split",
+        choices=["train", "dev", "test"],
+        default="dev",
+        help="with --dataset: the questions of this split (by document; default dev)",
+    )
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only N questions: the first N golden items; with --dataset a fixed sample per "
+        "set that keeps the share of unanswerable questions (all asks the golden set whole)",
+    )
+    p.add_argument(
+        "--eval-dir",
+        type=Path,
+        default=None,
+        help="with --dataset: the folder holding answers/ (default ../shared/eval beside the "
+        "checkout)",
+    )
+    p.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --dataset: write each set's metrics and every item's outcome to FILE",
+    )
     p.add_argument("--kind", default="", help="only these kinds, e.g. table,followup")
     p.add_argument("--failures", action="store_true", help="list the items answered wrongly")
 
@@ -437,9 +475,10 @@ def cmd_ingest(args, settings: Settings) -> int:
     return 1 if report.failed else 0
 
 
-def run_ingest(deps, folder: Path, default_acl: list[str] | None):
+def run_ingest(deps, folder: Path, default_acl: list[str] | None, files: list[Path] | None = None):
+    """Ingest the folder (or only ``files`` of it) with a progress bar, and say what changed."""
     ingester = deps.ingester
-    files = ingester.scan(folder.resolve())
+    chosen = files if files is not None else ingester.scan(folder.resolve())
     with Progress(
         TextColumn("[bold]indexing"),
         BarColumn(),
@@ -448,13 +487,13 @@ def run_ingest(deps, folder: Path, default_acl: list[str] | None):
         console=console,
         transient=True,
     ) as bar:
-        task = bar.add_task("", total=len(files))
+        task = bar.add_task("", total=len(chosen))
 
         def on_file(doc_id: str, status: str) -> None:
             if status != "deleted":
                 bar.update(task, advance=1, description=doc_id)
 
-        report = ingester.ingest(folder, default_acl, on_file=on_file)
+        report = ingester.ingest(folder, default_acl, on_file=on_file, files=files)
     for doc_id, reason in report.failed:
         console.print(Text("skipped ", style="yellow") + plain(f"{doc_id}: {reason}"))
     relabelled = (
@@ -778,6 +817,23 @@ def chat(deps, person: Person, args) -> int:
 
 
 def cmd_eval(args, settings: Settings) -> int:
+    if args.dataset:
+        return eval_datasets(args, settings)
+    for flag, given in (("--json", args.json), ("--eval-dir", args.eval_dir)):
+        if given:
+            raise ConfigError(f"{flag} goes with --dataset NAME")
+    report = golden_report(args, settings)
+    console.print(report.table())
+    console.print(report.kind_table())
+    if args.failures:
+        for line in report.failures():
+            console.print(line, markup=False, highlight=False)
+    return 0
+
+
+def golden_report(args, settings: Settings):
+    """The golden set (or --cases) asked of the data dir's index, the handbook ingested first
+    when the index is empty."""
     from agent.assistant import build_assistant
     from agent.evaluation import load_golden, run_eval
     from bot.app import build_deps
@@ -798,21 +854,169 @@ def cmd_eval(args, settings: Settings) -> int:
                 f"known kinds: {', '.join(sorted({item.kind for item in golden}))}"
             )
         golden = [item for item in golden if item.kind in kinds]
-    golden = golden[: args.limit]
+    if not args.dataset:
+        golden = golden[: args.limit]
     deps = build_deps(settings)
-    if args.cases:
-        require_documents(deps)  # cases are asked of the company's documents, not the sample
-    elif not deps.index.count():
-        run_ingest(deps, EXAMPLES / "handbook", [])
-    with console.status("asking the golden questions…"):
-        report = asyncio.run(run_eval(build_assistant(deps), golden, groups_of(deps.directory)))
-    console.print(report.table())
-    console.print(report.kind_table())
-    if args.failures:
-        for line in report.failures():
-            console.print(line, markup=False, highlight=False)
-    deps.close()
+    try:
+        if args.cases:
+            require_documents(deps)  # cases are asked of the company's documents, not the sample
+        elif not deps.index.count():
+            run_ingest(deps, EXAMPLES / "handbook", [])
+        with console.status("asking the golden questions…"):
+            return asyncio.run(run_eval(build_assistant(deps), golden, groups_of(deps.directory)))
+    finally:
+        deps.close()
+
+
+def eval_datasets(args, settings: Settings) -> int:
+    """``footnote eval --dataset NAME|all``: each set's split asked of its own scratch index,
+    one table; with all, the golden set's row under the sets'."""
+    import json
+
+    from agent.assistant import build_assistant
+    from agent.corpora import answers_dir, default_eval_dir, load_corpus, sample
+    from agent.evaluation import datasets_table, run_corpus_eval
+
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit takes a number of questions >= 1, got {args.limit}")
+    names = CORPORA if args.dataset == "all" else (args.dataset,)
+    eval_dir = args.eval_dir or default_eval_dir()
+    for name in names:
+        answers_dir(eval_dir, name)  # every set is there before the first one is ingested
+    # piped or logged, the table keeps its columns whole (a terminal gives its own width)
+    out = console if console.is_terminal else Console(width=140)
+    reports = []
+    embedders = shared_embedders(settings)  # each model loads once for every set
+    for name in names:
+        asked = sample(
+            [q for q in load_corpus(eval_dir, name) if q.split == args.split], args.limit
+        )
+        deps, ingest = corpus_deps(settings, eval_dir, name, embedders=embedders)
+        try:
+            preload_models(deps)
+            with Progress(
+                TextColumn(f"[bold]{name}[/] {args.split}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=console,
+                transient=True,
+            ) as bar:
+                task = bar.add_task("", total=len(asked))
+                report = asyncio.run(
+                    run_corpus_eval(
+                        build_assistant(deps),
+                        name,
+                        args.split,
+                        asked,
+                        on_item=partial(bar.advance, task),
+                    )
+                )
+        finally:
+            deps.close()
+        report.ingest = ingest
+        reports.append(report)
+        if len(names) > 1:
+            out.print(datasets_table([report]))
+        if args.failures:
+            for o in report.outcomes:
+                if not o.correct:
+                    out.print(
+                        f"{name} {o.failure()}", markup=False, highlight=False, soft_wrap=True
+                    )
+    golden = golden_report(args, settings) if args.dataset == "all" else None
+    out.print(datasets_table(reports, golden))
+    if args.json:
+        written = {
+            "split": args.split,
+            "limit": args.limit,
+            "datasets": [r.as_json() for r in reports],
+        }
+        if golden is not None:
+            written["golden"] = {
+                "metrics": golden.metrics,
+                "items": [
+                    {"id": r.item.id, "status": r.answer.status, "correct": r.correct}
+                    for r in golden.results
+                ],
+            }
+        args.json.write_text(json.dumps(written, indent=1, default=str) + "\n", encoding="utf-8")
+        stderr.print(plain(f"wrote {shown(args.json)}", "dim"))
     return 0
+
+
+def shared_embedders(settings: Settings):
+    """The embedders as the data dir's own commands build them (loaded when first used)."""
+    from ingest.backends import build_embedders
+
+    return build_embedders(
+        settings.embedding, settings.cohere, cache_dir=settings.data_dir / "cache"
+    )
+
+
+def corpus_deps(settings: Settings, eval_dir: Path, name: str, files=None, embedders=None):
+    """Deps over the set's scratch index (``<data dir>/eval/<name>-<key>``, readable by everyone,
+    on Qdrant Edge whatever the settings say), ingesting the corpus (or just ``files`` of it)
+    the first time; the key covers the files and what of the settings and the ingest code shapes
+    the index. ``embedders``: models already built (every set of a run, and tests, share one
+    set). Returns the deps and the ingest's figures (chunks, seconds, reused)."""
+    import hashlib
+    import json
+
+    from agent.corpora import corpus_dir, corpus_key
+    from bot.app import build_deps
+    from ingest.settings import QdrantSettings
+
+    folder = corpus_dir(eval_dir, name)
+    chosen = sorted(files) if files is not None else sorted(folder.glob("*.md"))
+    shaping = {
+        "ingest": settings.ingest.model_dump(exclude={"default_acl"}),
+        "embedding": settings.embedding.model_dump(),
+        "bm25": [
+            settings.retrieval.bm25_k1,
+            settings.retrieval.bm25_b,
+            settings.retrieval.bm25_avgdl,
+        ],
+        "cohere": settings.cohere.model_dump(exclude={"api_key"}) if settings.cohere else None,
+        "code": [
+            hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(INGEST_CODE.glob("*.py"))
+        ],
+    }
+    scratch = settings.data_dir / "eval" / f"{name}-{corpus_key(chosen, shaping)}"
+    done = scratch / "ingested.json"
+    deps = build_deps(
+        settings.model_copy(
+            update={"data_dir": scratch, "qdrant": QdrantSettings(), "fallback": None}
+        )
+    )
+    # the models and their compiled cache are the data dir's own, not one copy per set
+    deps.__dict__["embedders"] = embedders or shared_embedders(settings)
+    if done.is_file():
+        info = json.loads(done.read_text(encoding="utf-8")) | {"reused": True}
+        stderr.print(
+            plain(
+                f"{name}: reusing {shown(scratch)} ({info['chunks']} chunks, ingested in "
+                f"{info['seconds']:.0f}s)",
+                "dim",
+            )
+        )
+        return deps, info
+    try:
+        stderr.print(
+            plain(f"{name}: ingesting {len(chosen)} documents into {shown(scratch)}", "dim")
+        )
+        report = run_ingest(deps, folder, ["*"], files=chosen)
+    except BaseException:
+        deps.close()
+        raise
+    info = {
+        "documents": len(chosen),
+        "chunks": report.chunks,
+        "seconds": round(report.seconds, 1),
+        "cpu_seconds": round(report.cpu_seconds, 1),
+        "failed": len(report.failed),
+    }
+    done.write_text(json.dumps(info) + "\n", encoding="utf-8")
+    return deps, info | {"reused": False}
 
 
 def open_records(settings: Settings):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -17,6 +18,8 @@ from agent.turns import Answer, Turn
 if TYPE_CHECKING:
     from redis import Redis
 
+
+log = logging.getLogger(__name__)
 
 # One turn's ids, decisions and timings, as JSON.
 TraceRecord = dict[str, Any]
@@ -57,23 +60,47 @@ def _record(turn: Turn, answer: Answer, ms: float | None) -> TraceRecord:
 
 
 class SqliteTraceStore:
+    """Traces in a SQLite file. A trace is a record, never a dependency of the answer: on a full
+    or read-only disk ``save`` logs one line and the turn goes on."""
+
     def __init__(self, path: Path, keep: int = 5000):
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
         self._db = sqlite3.connect(path, check_same_thread=False)
         self._lock = threading.Lock()
         self.keep = keep
-        with self._db:
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS traces (n INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT)"
-            )
+        self._created = False
+        with contextlib.suppress(sqlite3.Error):  # a full disk: save says so, once per turn
+            self._create()
+
+    def _create(self) -> None:
+        if not self._created:
+            with self._db:
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS traces"
+                    " (n INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT)"
+                )
+            self._created = True
 
     def save(self, turn: Turn, answer: Answer, ms: float | None = None) -> None:
-        with self._lock, self._db:
-            self._db.execute(
-                "INSERT INTO traces (data) VALUES (?)", (json.dumps(_record(turn, answer, ms)),)
-            )
-            self._db.execute(
-                "DELETE FROM traces WHERE n <= (SELECT MAX(n) FROM traces) - ?", (self.keep,)
+        try:
+            with self._lock:
+                self._create()
+                with self._db:
+                    self._db.execute(
+                        "INSERT INTO traces (data) VALUES (?)",
+                        (json.dumps(_record(turn, answer, ms)),),
+                    )
+                    self._db.execute(
+                        "DELETE FROM traces WHERE n <= (SELECT MAX(n) FROM traces) - ?",
+                        (self.keep,),
+                    )
+        except (sqlite3.Error, OSError) as exc:
+            log.warning(
+                "trace of turn %s not kept: %s (%s): free space there, or make it writable",
+                turn.turn_id,
+                exc,
+                self.path,
             )
 
     def recent(self, limit: int = 20) -> list[TraceRecord]:

@@ -20,9 +20,12 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_request import FileField
+from multidict import MultiDictProxy
 from redis.exceptions import RedisError
 
 from agent.traces import TraceRecord, TraceStore
@@ -40,7 +43,10 @@ HEADERS = {
     "Cache-Control": "no-store",
     "X-Robots-Tag": "noindex",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",  # a sign-in link's token never leaves in a Referer
+    # A sign-in link's token never leaves in a Referer to another site; under "no-referrer" a
+    # browser would send ``Origin: null`` with our own forms' POSTs, and the sign-in could not
+    # tell them from a cross-site one (``same_origin``).
+    "Referrer-Policy": "same-origin",
     "X-Frame-Options": "DENY",
     "Content-Security-Policy": (
         "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:;"
@@ -115,6 +121,43 @@ HOW_TO_SIGN_IN = (
     f'(Teams), or type "{ADMIN_COMMANDS[1]}" anywhere in Slack: if you are in an admin group '
     "it sends you a sign-in link in a direct message."
 )
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of a URL, the port filled in; None for anything that is no web URL."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+def same_origin(request: web.Request, public_url: str) -> bool:
+    """Whether a POST came from one of our own pages (``FOOTNOTE_SERVER__PUBLIC_URL``'s origin).
+
+    Browsers send ``Origin`` with every form POST (the pages' ``Referrer-Policy: same-origin``
+    keeps it the real one); ``Referer`` stands in for browsers that send only that. A POST with
+    neither came from no browser page of ours: refused, since no browser sign-in lacks both.
+    """
+    claimed = request.headers.get("Origin") or request.headers.get("Referer") or ""
+    own = _origin(public_url)
+    return own is not None and _origin(claimed) == own
+
+
+async def read_form(
+    request: web.Request,
+) -> MultiDictProxy[str | bytes | bytearray | FileField] | None:
+    """The POSTed form, or None when the body is no form aiohttp can read (junk multipart,
+    text that is not UTF-8): a 400 for the caller, never a 500."""
+    try:
+        return await request.post()
+    except web.HTTPException:
+        raise  # over client_max_size: aiohttp's own 413
+    except (ValueError, AssertionError, LookupError, TypeError, HttpProcessingError):
+        return None
 
 
 def pill(status: str) -> str:
@@ -423,6 +466,15 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
         ),
     }
 
+    def cross_site() -> web.Response:
+        return message(
+            "Request refused",
+            "This form was not sent from the Footnote admin page.",
+            403,
+            hint=f"Open the sign-in link from your direct message; it starts with "
+            f"{access.public_url}. {HOW_TO_SIGN_IN}",
+        )
+
     def link_refused(verdict: str) -> web.Response:
         title, text, status = link_pages[verdict]
         hint = HOW_TO_SIGN_IN if status != 403 else ""
@@ -445,7 +497,11 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
         return page("Sign in", body)
 
     async def signin(request: web.Request) -> web.Response:
-        form = await request.post()
+        if not same_origin(request, access.public_url):
+            return cross_site()
+        form = await read_form(request)
+        if form is None:
+            return link_refused("invalid")
         token = form.get("t")
         verdict, cookie = await access.spend_link(token if isinstance(token, str) else "")
         if verdict != "ok":
@@ -456,7 +512,11 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
         return response
 
     async def signout(request: web.Request, session: Session) -> web.Response:
-        form = await request.post()
+        if not same_origin(request, access.public_url):
+            return cross_site()
+        form = await read_form(request)
+        if form is None:
+            return message("Request refused", "This form could not be read; reload the page.", 400)
         if form.get("csrf") != session.csrf:
             return message("Request refused", "This form has expired; reload the page.", 403)
         try:
@@ -541,7 +601,11 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
 
     async def xray(request: web.Request, session: Session) -> web.Response:
         turn_id = request.match_info["turn_id"][:200]
-        record = await data.records.read("admin turn", lambda s: s.turn(turn_id))
+        # In a tuple: None is "the database is away", (None,) "no such turn on record".
+        found = await data.records.read("admin turn", lambda s: (s.turn(turn_id),))
+        if found is None:  # the turn may be on record: "not found" would be a guess
+            return unavailable(session, "turns", "Turn x-ray")
+        (record,) = found
         votes = await data.records.read("admin turn feedback", lambda s: s.feedback(turn_id))
         trace: TraceRecord | None = None
         if data.traces is not None:

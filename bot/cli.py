@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import os
 import re
+import sqlite3
 import sys
 import threading
 from functools import partial
@@ -24,6 +26,7 @@ from bot import bad_settings
 from bot.directory import Person
 from bot.settings import HANDBOOK_DIRECTORY, Settings
 from bot.terminal import TerminalChat, console, plain, read_line, safe
+from ingest.database import disk_fault
 from ingest.errors import ConfigError, FootnoteError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -368,6 +371,12 @@ def main(argv: list[str] | None = None) -> int:
     except FootnoteError as exc:
         stderr.print(Text("error: ", style="red") + plain(exc))
         return 1
+    except (OSError, sqlite3.OperationalError) as exc:
+        problem = disk_problem(exc, settings.data_dir)
+        if problem is None:
+            raise
+        stderr.print(Text("error: ", style="red") + plain(problem))
+        return 1
     except KeyboardInterrupt:
         stderr.print()  # the shell prompt starts on a line of its own
         if any(t.name == PRELOAD and t.is_alive() for t in threading.enumerate()):
@@ -506,6 +515,30 @@ def run_ingest(deps, folder: Path, default_acl: list[str] | None, files: list[Pa
         f"({report.chunks} chunks in {report.seconds:.1f}s, {report.chunks_per_s:.0f} chunks/s)"
     )
     return report
+
+
+# The errors of a disk that cannot take a write: full, read-only, over quota, not ours.
+_DISK_ERRNOS = {
+    errno.ENOSPC: "is full",
+    errno.EDQUOT: "is over its quota",
+    errno.EROFS: "is read-only",
+    errno.EACCES: "is not writable by this user",
+    errno.EPERM: "is not writable by this user",
+}
+
+
+def disk_problem(exc: OSError | sqlite3.OperationalError, data_dir: Path) -> str | None:
+    """One line naming the folder a write failed in and the fix, or None for other errors."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return disk_fault(exc, data_dir)
+    reason = _DISK_ERRNOS.get(exc.errno or -1)
+    if reason is None:
+        return None
+    where = Path(exc.filename).parent if exc.filename else data_dir
+    return (
+        f"cannot write in {where}: the folder {reason} ({exc.strerror}); free space there or "
+        "make it writable, or set FOOTNOTE_DATA_DIR to a folder that is"
+    )
 
 
 def open_state(settings: Settings):

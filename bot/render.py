@@ -65,9 +65,25 @@ EMPTY_QUESTION = say("en", "empty_question")  # an empty question has no languag
 
 Linker = Callable[[Citation], "str | None"]
 
-# A URL inside text: with a scheme, or starting with www. Trailing punctuation is not part of it.
-_URL = re.compile(r"(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`]+", re.I)
+# Schemes a chat client may turn into a link though no "//" follows them.
+_BARE_SCHEMES = (
+    "mailto|tel|sms|callto|facetime|skype|sip|sips|xmpp|news|urn|data|javascript|vbscript|file"
+    "|blob|about|magnet|webcal|slack|msteams|matrix|intent"
+)
+# A URL inside text: any scheme with "//" (https, ldap, ftp, smb, …), a bare scheme above, or
+# "www.". Trailing punctuation is not part of it.
+_URL = re.compile(rf"(?:\b[a-z][a-z0-9+.-]*://|\b(?:{_BARE_SCHEMES}):|\bwww\.)[^\s<>\"'`]+", re.I)
 _URL_TAIL = ".,;:!?)]}»”’"
+# Characters that show as nothing: zero-width spaces and joiners, the word joiner and invisible
+# operators, the byte-order mark, and the bidi controls that reorder what is shown. In a
+# document's text they hide a URL from the pattern above, or make a line read otherwise than it
+# is; they are dropped from every text that reaches Slack or Teams.
+_INVISIBLE = re.compile(r"[\u180e\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def visible(text: str) -> str:
+    """``text`` without the characters that show as nothing (``_INVISIBLE``)."""
+    return _INVISIBLE.sub("", text)
 
 
 def default_link(citation: Citation) -> str | None:
@@ -76,7 +92,9 @@ def default_link(citation: Citation) -> str | None:
 
 
 def _pieces(text: str, markers: bool = True) -> Iterator[tuple[str, str]]:
-    """``("text", s)``, ``("url", s)`` and ``("marker", n)`` pieces of an answer's text, in order."""
+    """``("text", s)``, ``("url", s)`` and ``("marker", n)`` pieces of an answer's text, in order
+    (the invisible characters dropped first, so none can hide a URL)."""
+    text = visible(text)
     pos = 0
     found = []
     for m in _URL.finditer(text):
@@ -158,14 +176,14 @@ def _rich(elements: list[dict], block_id: str | None = None) -> dict:
 
 
 def _rich_text(text: str, style: dict | None = None) -> dict:
-    element: dict = {"type": "text", "text": text}
+    element: dict = {"type": "text", "text": visible(text)}
     if style:
         element["style"] = style
     return element
 
 
 def _rich_link(url: str, text: str, style: dict | None = None) -> dict:
-    element: dict = {"type": "link", "url": _safe_url(url), "text": text}
+    element: dict = {"type": "link", "url": _safe_url(url), "text": visible(text)}
     if style:
         element["style"] = style
     return element
@@ -203,14 +221,16 @@ def slack_rich_block(elements: list[dict]) -> dict:
 def _plain_context(text: str) -> dict:
     return {
         "type": "context",
-        "elements": [{"type": "plain_text", "text": text[:MAX_CONTEXT_TEXT], "emoji": True}],
+        "elements": [
+            {"type": "plain_text", "text": visible(text)[:MAX_CONTEXT_TEXT], "emoji": True}
+        ],
     }
 
 
 def _plain_section(text: str) -> dict:
     return {
         "type": "section",
-        "text": {"type": "plain_text", "text": text[:MAX_SECTION_TEXT], "emoji": True},
+        "text": {"type": "plain_text", "text": visible(text)[:MAX_SECTION_TEXT], "emoji": True},
     }
 
 
@@ -449,13 +469,13 @@ _DRAFT_LOOKALIKES = str.maketrans(
         "}": "｝",
     }
 )
-_LINKISH = re.compile(r"://|^www\.|[A-Za-z0-9-]\.[A-Za-z]{2,}\b|^mailto:", re.I)
+_LINKISH = re.compile(rf"://|^www\.|[A-Za-z0-9-]\.[A-Za-z]{{2,}}\b|^(?:{_BARE_SCHEMES}):", re.I)
 
 
 def draft_markdown(text: str) -> str:
     """``text`` (whole words and the whitespace between them) as inert Markdown, one line."""
     out = []
-    for piece in re.split(r"(\s+)", text):
+    for piece in re.split(r"(\s+)", visible(text)):
         if not piece or piece.isspace():
             out.append(" " if piece else "")
         elif _LINKISH.search(piece):
@@ -472,7 +492,7 @@ def draft_markdown(text: str) -> str:
 
 def _teams_inert(text: str) -> str:
     """Adaptive Cards read ``{{DATE(…)}}`` / ``{{TIME(…)}}`` even in text runs: break the braces."""
-    return text.replace("{{", "{\u200b{")
+    return visible(text).replace("{{", "{\u200b{")
 
 
 def _run(text: str, **style) -> dict:

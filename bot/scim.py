@@ -19,18 +19,21 @@ the reply for people the directory does not know, and no document.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
+import logging
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Self, cast
 
 from aiohttp import web
 
 from bot.directory import Person
 from ingest.database import Database, Migrations, now
+from ingest.errors import ConfigError
 from ingest.settings import DatabaseSettings
 
 USER = "urn:ietf:params:scim:schemas:core:2.0:User"
@@ -42,9 +45,14 @@ MEDIA_TYPE = "application/scim+json"
 BASE = "/scim/v2"
 MAX_PAGE = 200  # resources per list response, whatever ``count`` asks
 
+log = logging.getLogger(__name__)
+
 # ``attribute eq "value"``: the filters identity providers send to find what they provisioned.
 _FILTER = re.compile(r'^\s*([A-Za-z.]+)\s+eq\s+"((?:[^"\\]|\\.)*)"\s*$', re.I)
 _MEMBER_PATH = re.compile(r'^members\[value eq "([^"]+)"\]$', re.I)
+# What no name or id holds, and what a database cannot store (PostgreSQL refuses NUL in text, and
+# a lone UTF-16 surrogate, which JSON's "\ud800" makes, is no UTF-8 at all).
+_UNSTORABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 class ScimError(Exception):
@@ -56,7 +64,13 @@ class ScimError(Exception):
 
 
 class ScimStore(Database):
-    """Users, groups and memberships as the identity provider last sent them."""
+    """Users, groups and memberships as the identity provider last sent them.
+
+    ``open`` remembers where the database is, so after an outage ``reconnect`` (which the routes
+    call before the next request) gets a new connection instead of failing until a restart.
+    """
+
+    _where: tuple[DatabaseSettings, Path] | None = None
 
     VERSION_TABLE: ClassVar[str] = "scim_schema_version"
     WHAT: ClassVar[str] = "the SCIM directory"
@@ -79,6 +93,22 @@ class ScimStore(Database):
             ],
         ),
     )
+
+    @classmethod
+    def open(cls, settings: DatabaseSettings, data_dir: Path, connect_timeout: int = 10) -> Self:
+        store = super().open(settings, data_dir, connect_timeout)
+        store._where = (settings, data_dir)
+        return store
+
+    def reconnect(self) -> None:
+        """A new connection to the same database; ``ConfigError`` while it is still away."""
+        if self._where is None:
+            return
+        settings, data_dir = self._where
+        fresh = type(self).open(settings, data_dir, connect_timeout=3)
+        old, self._conn = self._conn, fresh._conn
+        with contextlib.suppress(Exception):
+            old.close()
 
     # -- users -------------------------------------------------------------------------------
 
@@ -108,6 +138,8 @@ class ScimStore(Database):
         return self.user(uid)
 
     def user(self, uid: str) -> dict[str, Any]:
+        if _UNSTORABLE.search(uid):  # no id we issue holds one
+            raise ScimError(404, f"no user {uid!r}")
         rows = self._rows(f"SELECT {self._USER_COLUMNS} FROM scim_users WHERE id = ?", (uid,))
         if not rows:
             raise ScimError(404, f"no user {uid}")
@@ -150,6 +182,9 @@ class ScimStore(Database):
                 raise ScimError(400, "a patch without a path needs an object value", "invalidValue")
             for attr, new in changes.items():
                 fields.update(_user_change(op, attr, new))
+        other = self._user_named(fields["user_name"])
+        if other is not None and other != uid:
+            raise ScimError(409, f"userName {fields['user_name']!r} exists", "uniqueness")
         self._write_user(uid, fields)
         return self.user(uid)
 
@@ -221,6 +256,8 @@ class ScimStore(Database):
         return self.group(gid)
 
     def group(self, gid: str) -> dict[str, Any]:
+        if _UNSTORABLE.search(gid):
+            raise ScimError(404, f"no group {gid!r}")
         rows = self._rows(
             "SELECT id, display_name, external_id, created, modified FROM scim_groups WHERE id = ?",
             (gid,),
@@ -246,6 +283,7 @@ class ScimStore(Database):
     def replace_group(self, gid: str, body: Mapping[str, Any]) -> dict[str, Any]:
         self.group(gid)
         name = _text(body.get("displayName"), "displayName", required=True)
+        self._name_free(name, gid)
         members = _member_ids(body.get("members"))
         with self._transaction():
             self._rows(
@@ -299,12 +337,18 @@ class ScimStore(Database):
                 self._add_members(gid, ids)
         elif attr.lower() == "displayname" and op != "remove":
             name = _text(value, "displayName", required=True)
+            self._name_free(name, gid)
             self._rows("UPDATE scim_groups SET display_name = ? WHERE id = ?", (name, gid))
         elif attr.lower() == "externalid":
             new = "" if op == "remove" else _text(value, "externalId")
             self._rows("UPDATE scim_groups SET external_id = ? WHERE id = ?", (new, gid))
         else:
             raise ScimError(400, f"cannot {op} {attr} on a group", "invalidPath")
+
+    def _name_free(self, name: str, gid: str) -> None:
+        """409 when another group has this ``displayName`` (the column is unique)."""
+        if self._rows("SELECT 1 FROM scim_groups WHERE display_name = ? AND id <> ?", (name, gid)):
+            raise ScimError(409, f"group {name!r} exists", "uniqueness")
 
     def _add_members(self, gid: str, user_ids: list[str]) -> None:
         for uid in user_ids:
@@ -388,6 +432,10 @@ def _text(value: object, name: str, required: bool = False) -> str:
         return ""
     if not isinstance(value, str) or len(value) > 512:
         raise ScimError(400, f"{name} must be a string of at most 512 characters", "invalidValue")
+    if _UNSTORABLE.search(value):
+        raise ScimError(
+            400, f"{name} holds a control character or a lone surrogate", "invalidValue"
+        )
     return value.strip()
 
 
@@ -475,7 +523,10 @@ def _member_ids(members: object) -> list[str]:
         isinstance(m, dict) and isinstance(m.get("value"), str) for m in members
     ):
         raise ScimError(400, 'members must be a list of {"value": id}', "invalidValue")
-    return list(dict.fromkeys(m["value"] for m in members))
+    ids = list(dict.fromkeys(m["value"] for m in members))
+    if any(_UNSTORABLE.search(i) for i in ids):
+        raise ScimError(400, "a member's value holds a control character", "invalidValue")
+    return ids
 
 
 def _meta(kind: str, rid: str, created: str, modified: str) -> dict[str, str]:
@@ -493,21 +544,36 @@ def _meta(kind: str, rid: str, created: str, modified: str) -> dict[str, str]:
 def scim_routes(app: web.Application, store: ScimStore, token: str) -> None:
     """Mount ``/scim/v2``: Users and Groups (create, read, list with an ``eq`` filter, replace,
     patch, delete) and ServiceProviderConfig, each behind the bearer token."""
-    if len(token) < 32:
-        raise ValueError("the SCIM token must be at least 32 characters")
+    if len(token) < 32 or token != token.strip():
+        raise ValueError(
+            "the SCIM token must be at least 32 characters, with no whitespace around it"
+        )
     expected = f"Bearer {token}".encode()
+    broken = False  # the last request lost the database: reconnect before the next
 
     def guarded(
         handler: Callable[[web.Request], Awaitable[Any]], status: int = 200
     ) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def route(request: web.Request) -> web.Response:
-            given = request.headers.get("Authorization", "").encode()
+            nonlocal broken
+            given = request.headers.get("Authorization", "").encode("utf-8", "surrogateescape")
             if not hmac.compare_digest(given, expected):
                 return _error(ScimError(401, "a valid bearer token is required"))
             try:
+                if broken:
+                    store.reconnect()
+                    broken = False
                 result = await handler(request)
             except ScimError as exc:
                 return _error(exc)
+            except Exception as exc:
+                fault = _database_fault(exc)
+                if fault is None:
+                    raise
+                if fault.status == 503:
+                    broken = True
+                    log.warning("SCIM: the database is not answering: %s", exc)
+                return _error(fault)
             if result is None:
                 return web.Response(status=204)
             return web.Response(status=status, text=json.dumps(result), content_type=MEDIA_TYPE)
@@ -537,6 +603,10 @@ def scim_routes(app: web.Application, store: ScimStore, token: str) -> None:
                     400, 'only `attribute eq "value"` filters are supported', "invalidFilter"
                 )
             attribute, value = m.group(1), m.group(2).replace('\\"', '"')
+            if _UNSTORABLE.search(value):
+                raise ScimError(
+                    400, "the filter's value holds a control character", "invalidFilter"
+                )
         try:
             start = max(1, int(request.query.get("startIndex", "1")))
             count = min(MAX_PAGE, max(0, int(request.query.get("count", str(MAX_PAGE)))))
@@ -609,6 +679,27 @@ def scim_routes(app: web.Application, store: ScimStore, token: str) -> None:
     resource(
         "Groups", s.groups, s.create_group, s.group, s.replace_group, s.patch_group, s.delete_group
     )
+
+
+# DB-API exception names, shared by sqlite3 and psycopg, and what each means for the caller.
+_FAULTS = {
+    "IntegrityError": (409, "that value is taken by another resource", "uniqueness"),
+    "DataError": (400, "a value the database cannot store", "invalidValue"),
+    "OperationalError": (503, "the directory's database is not answering; retry later", ""),
+    "InterfaceError": (503, "the directory's database is not answering; retry later", ""),
+}
+
+
+def _database_fault(exc: Exception) -> ScimError | None:
+    """The SCIM error for a database exception (a race past the checks above, an outage)."""
+    if isinstance(exc, ConfigError):  # reconnecting failed: the database is still away
+        return ScimError(503, "the directory's database is not answering; retry later")
+    if isinstance(exc, UnicodeEncodeError):  # a lone surrogate in an id or filter (SQLite)
+        return ScimError(400, "a value the database cannot store", "invalidValue")
+    for kind in type(exc).__mro__:
+        if kind.__module__.split(".")[0] in ("sqlite3", "psycopg") and kind.__name__ in _FAULTS:
+            return ScimError(*_FAULTS[kind.__name__])
+    return None
 
 
 def _error(exc: ScimError) -> web.Response:

@@ -76,7 +76,14 @@ class ScimSettings(BaseModel):
     @field_validator("token")
     @classmethod
     def _strong(cls, token: SecretStr) -> SecretStr:
-        if len(token.get_secret_value()) < 32:
+        value = token.get_secret_value()
+        if value != value.strip():
+            # HTTP drops the whitespace around a header's value, so no request could carry it,
+            # and the length check below would count it.
+            raise ValueError(
+                "it starts or ends with a space or line break (pasted with it?): set it without"
+            )
+        if len(value) < 32:
             raise ValueError(
                 "it must be at least 32 characters: python -c 'import secrets; "
                 "print(secrets.token_urlsafe(32))'"

@@ -49,8 +49,13 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.adapter.socket_mode.async_internals import run_async_bolt_app, send_async_response
 from slack_bolt.async_app import AsyncApp, AsyncAssistant
 from slack_sdk.errors import SlackApiError
+from slack_sdk.socket_mode.aiohttp import SocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
+from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.drafts import Drafting
@@ -130,6 +135,23 @@ def _typed(obj: dict[str, Any], shapes: Mapping[str, type]) -> bool:
     return all(k not in obj or obj[k] is None or isinstance(obj[k], t) for k, t in shapes.items())
 
 
+def _event_body_shaped(body: object) -> bool:
+    """An Events API body (HTTP, or a Socket Mode ``events_api`` payload) Bolt can read."""
+    if not isinstance(body, dict) or not _typed(body, _SHAPES):
+        return False
+    event = body.get("event") or {}
+    return event.get("type") not in ("message", "app_mention") or _typed(event, _EVENT_SHAPES)
+
+
+def _action_payload_shaped(payload: object) -> bool:
+    """An interactivity payload (a button, a text input) Bolt and the listeners can read."""
+    return (
+        isinstance(payload, dict)
+        and _typed(payload, _PAYLOAD_SHAPES)
+        and all(isinstance(a, dict) for a in payload.get("actions") or [])
+    )
+
+
 def _slack_shaped(raw: bytes, content_type: str) -> bool:
     """Is this body shaped like anything Slack sends: a JSON object (Events API), or a form with a
     JSON-object ``payload`` (interactivity) or with ``command`` (slash commands), with the fields
@@ -140,19 +162,102 @@ def _slack_shaped(raw: bytes, content_type: str) -> bool:
             form = dict(parse_qsl(text, keep_blank_values=True))
             if "payload" not in form:
                 return "command" in form
-            payload = json.loads(form["payload"])
-            return (
-                isinstance(payload, dict)
-                and _typed(payload, _PAYLOAD_SHAPES)
-                and all(isinstance(a, dict) for a in payload.get("actions") or [])
-            )
-        body = json.loads(text)
-        if not isinstance(body, dict) or not _typed(body, _SHAPES):
-            return False
-        event = body.get("event") or {}
-        return event.get("type") not in ("message", "app_mention") or _typed(event, _EVENT_SHAPES)
-    except ValueError:  # not UTF-8, not JSON
+            return _action_payload_shaped(json.loads(form["payload"]))
+        return _event_body_shaped(json.loads(text))
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, nested past the parser's depth
         return False
+
+
+# Socket Mode envelopes (https://api.slack.com/apis/socket-mode): what each type's payload must be.
+_PAYLOAD_CHECKS: dict[str, Callable[[object], bool]] = {
+    "events_api": _event_body_shaped,
+    "interactive": _action_payload_shaped,
+    "slash_commands": lambda p: isinstance(p, dict) and isinstance(p.get("command"), str),
+}
+_ENVELOPE_ID = re.compile(r'"envelope_id"\s*:\s*"([\w-]{1,100})"')
+
+
+def envelope_problem(raw: str) -> tuple[str | None, str | None]:
+    """(envelope id, what is wrong) of a Socket Mode message; ``(id, None)`` when it is one Bolt
+    can take. The id is read from the text even when the JSON is not, so the envelope can still
+    be acknowledged (Slack would send it again and again)."""
+    try:
+        message = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        found = _ENVELOPE_ID.search(raw)
+        return (found.group(1) if found else None), f"not JSON ({type(exc).__name__})"
+    if not isinstance(message, dict):
+        return None, f"a JSON {type(message).__name__}, not an object"
+    envelope_id = message.get("envelope_id")
+    kind = message.get("type")
+    if envelope_id is not None and not isinstance(envelope_id, str):
+        return None, "envelope_id is not a string"
+    if kind in ("hello", "disconnect") and envelope_id is None:
+        return None, None  # the connection's own messages, for the Socket Mode client
+    if envelope_id is None:
+        return None, f"no envelope_id (type {str(kind)[:40]!r})"
+    if not isinstance(kind, str) or kind not in _PAYLOAD_CHECKS:
+        return envelope_id, f"type {str(kind)[:40]!r} is none Footnote answers"
+    if not _PAYLOAD_CHECKS[kind](message.get("payload")):
+        return envelope_id, f"its {kind} payload is missing or not shaped as Slack sends it"
+    return envelope_id, None
+
+
+class FootnoteSocketModeClient(SocketModeClient):
+    """slack_sdk's aiohttp Socket Mode client that refuses junk before Bolt sees it: a malformed
+    envelope is one log line naming what is wrong (slack_sdk logs a traceback, or nothing), and
+    every envelope with an id is acknowledged, so Slack stops sending it."""
+
+    async def process_message(self) -> None:
+        raw = await self.message_queue.get()
+        if raw is None:
+            return
+        envelope_id, problem = envelope_problem(raw)
+        if problem is None:
+            await super().run_message_listeners(json.loads(raw), raw)
+            return
+        log.warning(
+            "slack socket mode: dropped an envelope%s: %s",
+            f" {envelope_id}" if envelope_id else "",
+            problem,
+        )
+        if envelope_id is not None:
+            await self.send_socket_mode_response(SocketModeResponse(envelope_id=envelope_id))
+
+
+class SocketModeHandler(AsyncSocketModeHandler):
+    """Bolt's Socket Mode handler over ``FootnoteSocketModeClient``; it also acknowledges what
+    Bolt leaves unacknowledged (an event no listener takes, a body Bolt trips over)."""
+
+    def __init__(self, app: AsyncApp, app_token: str):  # Bolt's, with our client
+        self.app, self.app_token = app, app_token
+        self.client = FootnoteSocketModeClient(
+            app_token=app_token, logger=app.logger, web_client=app.client
+        )
+        self.client.socket_mode_request_listeners.append(self.handle)  # type: ignore[arg-type]
+
+    async def handle(self, client: SocketModeClient, req: SocketModeRequest) -> None:  # type: ignore[override]
+        start = time.time()
+        try:
+            response = await run_async_bolt_app(self.app, req)
+        except Exception as exc:  # junk Bolt cannot read, past the checks of envelope_problem
+            log.warning(
+                "slack socket mode: envelope %s (%s) could not be read: %r",
+                req.envelope_id,
+                req.type,
+                exc,
+            )
+        else:
+            if response.status == 200:
+                await send_async_response(client, req, response, start)
+                return
+            log.info(
+                "slack socket mode: envelope %s (%s) not taken: HTTP %s",
+                req.envelope_id,
+                req.type,
+                response.status,
+            )
+        await client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
 
 
 class SlackAdapter:
@@ -221,10 +326,8 @@ class SlackAdapter:
         bolt_response = await self.app.async_dispatch(bolt_request)
         return await to_aiohttp_response(bolt_response)
 
-    def socket_mode_handler(self, app_token: str):
-        from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
-
-        return AsyncSocketModeHandler(self.app, app_token)
+    def socket_mode_handler(self, app_token: str) -> SocketModeHandler:
+        return SocketModeHandler(self.app, app_token)
 
     async def _on_error(self, error: Exception, body: dict, logger) -> None:
         log.error("slack listener failed: %r", error, exc_info=error)

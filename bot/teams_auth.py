@@ -188,17 +188,28 @@ async def authenticate(
     """botframework-connector's check, failing closed.
 
     Raises ``PermissionError`` for every bad token (botframework-connector itself lets PyJWT's
-    errors, unknown key ids and a forbidden ``alg`` escape as other exceptions), and
+    errors, unknown key ids and a forbidden ``alg`` escape as other exceptions, and takes a token
+    without ``exp``), and
     ``KeysUnavailable`` when the signing keys cannot be fetched.
     """
     try:
-        return await auth.authenticate_request(activity, header)
+        result = await auth.authenticate_request(activity, header)
     except PermissionError:
         raise
     except requests.RequestException as exc:
         raise KeysUnavailable(str(exc)) from exc
     except Exception as exc:
         raise PermissionError(f"invalid token ({type(exc).__name__}: {exc})") from exc
+    identity = result.claims_identity
+    anonymous = identity is None or (
+        identity.authentication_type == AuthenticationConstants.ANONYMOUS_AUTH_TYPE
+    )  # the Emulator's mode: no token at all
+    if not anonymous:
+        # PyJWT checks ``exp`` only when the token has one: a token without it would never expire.
+        exp = (identity.claims or {}).get("exp")
+        if not isinstance(exp, int | float) or isinstance(exp, bool):
+            raise PermissionError("invalid token (no exp claim: it would never expire)")
+    return result
 
 
 class EntraAppCredentials(AppCredentials):

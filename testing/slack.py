@@ -80,6 +80,11 @@ class FakeSlackAPI(Recorder):
         )
         return envelope_id
 
+    async def push_raw(self, text: str) -> None:
+        """Send any text over the newest Socket Mode connection, as a broken peer might."""
+        await self.wait_for(lambda _: self.sockets)
+        await self.sockets[-1].send_str(text)
+
     async def close(self) -> None:
         for ws in self.sockets:
             await ws.close()

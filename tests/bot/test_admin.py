@@ -90,7 +90,8 @@ async def start(tmp_path, public_url: str = "http://127.0.0.1:3999") -> AsyncIte
         traces,
     )
     store = FeedbackStore.open(DatabaseSettings(), tmp_path)  # migrated before the app starts
-    client = TestClient(TestServer(app))
+    # as a browser on our own pages: every form POST carries the page's origin
+    client = TestClient(TestServer(app), headers={"Origin": public_url})
     await client.start_server()
     access = AdminAccess(
         key=LinkSigner.from_settings(settings).derive("admin"),
@@ -245,7 +246,7 @@ async def test_pages_forbid_framing_scripts_from_elsewhere_and_referrers(admin):
     csp = r.headers["Content-Security-Policy"]
     assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
     assert (
-        r.headers["Referrer-Policy"] == "no-referrer" and r.headers["Cache-Control"] == "no-store"
+        r.headers["Referrer-Policy"] == "same-origin" and r.headers["Cache-Control"] == "no-store"
     )
     css = await admin.client.get("/admin/static/admin.css")
     assert css.status == 200 and "font" in await css.text()

@@ -368,7 +368,7 @@ async def test_the_admin_page_says_when_the_directory_cannot_be_asked(graph, tmp
         state,
         SqliteTraceStore(tmp_path / "traces.sqlite"),
     )
-    client = TestClient(TestServer(app))
+    client = TestClient(TestServer(app), headers={"Origin": "http://127.0.0.1:3999"})
     await client.start_server()
     access = AdminAccess(
         key=LinkSigner.from_settings(settings).derive("admin"),

@@ -131,6 +131,11 @@ BAD_TOKENS = {
     ),
     "HS256 keyed with the public key": lambda idp, url: bearer(hs256_with_the_public_key(idp, url)),
     "no serviceurl claim": lambda idp, url: bearer(idp.mint(service_url=url, drop=("serviceurl",))),
+    # issue 23, item 7: PyJWT checks exp only when there is one, so this token never expired
+    "no exp claim": lambda idp, url: bearer(idp.mint(service_url=url, drop=("exp",))),
+    "exp is a string": lambda idp, url: bearer(
+        idp.mint(service_url=url, claims={"exp": str(int(time.time()) + 3600)})
+    ),
 }
 
 

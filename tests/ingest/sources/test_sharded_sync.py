@@ -240,7 +240,10 @@ def test_a_shard_process_killed_with_sigkill_moves_no_cursor_and_its_rerun_finis
     # batches of two: shard 1 owns one page of each, so it has written two pages when it stalls
     # on the sixth (in batch three of four) and has two left
     paths = laid_out(site.url, [1, 0, 0, 1, 1, 0, 0, 1], 2)
-    pages = {p: Page(f"<html><title>P{i}</title><p>Page {i} text.</p></html>") for i, p in enumerate(paths)}
+    pages = {
+        p: Page(f"<html><title>P{i}</title><p>Page {i} text.</p></html>")
+        for i, p in enumerate(paths)
+    }
     site.pages.update(pages)
     site.stall_at = paths[5]
     state = SyncState.open(DatabaseSettings(url=SecretStr(postgres_url)), tmp_path / "data")

@@ -35,7 +35,8 @@ And what the bot's directory calls (``bot/graph_directory.py``), from ``user`` a
 Graph errors are ``{"error": {"code", "message", "innerError"}}``. ``throttle(n, retry_after,
 path=…, status=429)`` answers the next ``n`` requests whose path contains ``path`` with ``429``
 (or ``503``) and ``Retry-After``. ``requests`` records (method, path, query, status);
-``latency_s`` delays every GET and ``peak`` is the most GETs that were in flight at once.
+``latency_s`` delays every GET, ``hold`` (an event) keeps every GET waiting until the test sets
+it, and ``peak`` is the most GETs that were in flight at once.
 """
 
 from __future__ import annotations
@@ -187,6 +188,7 @@ class LoopbackGraph(LoopbackServer):
     seq: int = 0
     oldest_token: int = 0  # delta tokens below this answer 410
     latency_s: float = 0.0  # added to every GET, as a real tenant's round trip would
+    hold: threading.Event | None = None  # when set here, GETs wait until the test sets it
     peak: int = 0  # the most GETs in flight at once
     _in_flight: int = 0
     _tokens: dict[str, float] = field(default_factory=dict)  # access token → expiry (time.time)
@@ -462,6 +464,8 @@ class LoopbackGraph(LoopbackServer):
         try:
             if self.latency_s:  # a round trip to a real tenant, outside the lock
                 time.sleep(self.latency_s)
+            if self.hold is not None:
+                self.hold.wait(30)  # bounded: a test that never sets it fails, not hangs
             self._serve_get(h)
         finally:
             with self._lock:

@@ -36,7 +36,8 @@ Graph errors are ``{"error": {"code", "message", "innerError"}}``. ``throttle(n,
 path=…, status=429)`` answers the next ``n`` requests whose path contains ``path`` with ``429``
 (or ``503``) and ``Retry-After``. ``requests`` records (method, path, query, status);
 ``latency_s`` delays every GET, ``hold`` (an event) keeps every GET waiting until the test sets
-it, and ``peak`` is the most GETs that were in flight at once.
+it, ``meet = n`` keeps GETs of file content waiting until ``n`` GETs are in flight at once (then
+lets all through), and ``peak`` is the most GETs that were in flight at once.
 """
 
 from __future__ import annotations
@@ -189,8 +190,10 @@ class LoopbackGraph(LoopbackServer):
     oldest_token: int = 0  # delta tokens below this answer 410
     latency_s: float = 0.0  # added to every GET, as a real tenant's round trip would
     hold: threading.Event | None = None  # when set here, GETs wait until the test sets it
+    meet: int = 0  # content GETs wait until this many GETs are in flight at once
     peak: int = 0  # the most GETs in flight at once
     _in_flight: int = 0
+    _meeting: threading.Condition = field(default_factory=threading.Condition)
     _tokens: dict[str, float] = field(default_factory=dict)  # access token → expiry (time.time)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _throttles: list[list[Any]] = field(default_factory=list)  # [times, retry_after, path, status]
@@ -461,6 +464,11 @@ class LoopbackGraph(LoopbackServer):
         with self._lock:
             self._in_flight += 1
             self.peak = max(self.peak, self._in_flight)
+        with self._meeting:
+            self._meeting.notify_all()
+            if self.meet and h.path.split("?")[0].endswith("/content"):
+                # bounded: a client that never has that many in flight fails, not hangs
+                self._meeting.wait_for(lambda: self.peak >= self.meet, 30)
         try:
             if self.latency_s:  # a round trip to a real tenant, outside the lock
                 time.sleep(self.latency_s)

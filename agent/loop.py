@@ -664,12 +664,15 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
     if answered:
         lines = []
         for s in draft.sentences:
-            marks = "".join(
+            numbers = [
                 # a note (a conflict, a conclusion) is our text: its sources are quoted as found
-                f"[{cite(passages[i], passages[i].body if s.note else s.text)}]"
+                cite(passages[i], passages[i].body if s.note else s.text)
                 for i in s.sources
                 if 0 <= i < len(passages)
-            )
+            ]
+            # in reading order ("[1][2]"), whatever order the sentence lists its sources in (a
+            # conflict's are [older, newer], and the newer one is usually cited first)
+            marks = "".join(f"[{n}]" for n in sorted(set(numbers)))
             lines.append(f"{quoted(s.text)} {marks}".strip())
         text = " ".join(lines)
         status: Status = "answered"

@@ -148,6 +148,7 @@ class PendingAction:
     title: str
     body: str
     expires_at: float
+    conversation_id: str = ""  # where it was proposed: the filing is remembered there
 
 
 @dataclass
@@ -179,7 +180,8 @@ class Answer:
     # privately, or not at all; it never goes into a channel.
     private_note: str = ""
     lang: str = "en"  # the question's language: adapters say their own words in it
-    ticket: dict[str, str] | None = None  # set when a confirmed ticket was filed: {"id", "link"}
+    # set when a confirmed ticket was filed: {"id", "link", "conversation" (where it was asked)}
+    ticket: dict[str, str] | None = None
     conflicts: list[Conflict] = field(default_factory=list)  # sources that disagreed
 
     def to_dict(self) -> dict[str, Any]:

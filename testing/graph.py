@@ -461,6 +461,7 @@ class LoopbackGraph(LoopbackServer):
         self._send(h, status, headers, json.dumps(body).encode())
 
     def _get(self, h: BaseHTTPRequestHandler) -> None:
+        h.__dict__["_in_flight"] = True
         with self._lock:
             self._in_flight += 1
             self.peak = max(self.peak, self._in_flight)
@@ -476,6 +477,12 @@ class LoopbackGraph(LoopbackServer):
                 self.hold.wait(30)  # bounded: a test that never sets it fails, not hangs
             self._serve_get(h)
         finally:
+            self._landed(h)
+
+    def _landed(self, h: BaseHTTPRequestHandler) -> None:
+        """A GET is no longer in flight once its answer is about to go out: the client may send
+        its next request the moment the answer arrives, before this thread runs on."""
+        if h.__dict__.pop("_in_flight", False):
             with self._lock:
                 self._in_flight -= 1
 
@@ -488,8 +495,10 @@ class LoopbackGraph(LoopbackServer):
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self._send(h, status, headers, data)
 
-    @staticmethod
-    def _send(h: BaseHTTPRequestHandler, status: int, headers: dict[str, str], data: bytes) -> None:
+    def _send(
+        self, h: BaseHTTPRequestHandler, status: int, headers: dict[str, str], data: bytes
+    ) -> None:
+        self._landed(h)
         h.send_response(status)
         for k, v in {"Content-Type": "application/json", **headers}.items():
             h.send_header(k, v)

@@ -20,6 +20,7 @@ from agent.fallback_reasoner import turn_starts
 from agent.loop import AnswerLoop, Progress, Run
 from agent.messages import say
 from agent.reasoning import Reasoner
+from agent.recall import filed_text
 from agent.retrieval import Retriever
 from agent.settings import CRMSettings, LimitsSettings, LLMSettings
 from agent.telemetry import Telemetry
@@ -192,9 +193,9 @@ class Assistant:
             self.desk.create, action.title, action.body, user_id, action.action_id
         )
         return Answer(
-            f"Filed {ticket.id}: {ticket.title}",
+            filed_text(ticket.id, ticket.title),
             "answered",
-            ticket={"id": ticket.id, "link": ticket.link},
+            ticket={"id": ticket.id, "link": ticket.link, "conversation": action.conversation_id},
         )
 
     def document(self, doc_id: str, groups: Sequence[str]) -> list[ChunkPayload]:

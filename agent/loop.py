@@ -36,6 +36,7 @@ from agent.followups import resolve
 from agent.messages import quote_list, say
 from agent.passages import Passage
 from agent.reasoning import Draft, Grade, Reasoner, Route
+from agent.recall import filed
 from agent.scope import applies, asked_for, audiences_of
 from agent.telemetry import TurnTelemetry
 from agent.tool_calls import Outcome, run_call
@@ -169,6 +170,11 @@ class AnswerLoop(Workflow):
         run = ev.run
         t0 = time.perf_counter()
         run.lang = detect_lang(run.turn.text)
+        ticket = filed(run.turn.text, run.turn.history)
+        if ticket:  # "what was the ticket number?": the chat itself says, no search, no model
+            run.record("route", t0, decision="recalled", reason=ticket[0])
+            text = say(run.lang, "ticket_was", id=ticket[0], title=quoted(ticket[1]))
+            return StopEvent(result=Answer(text, "answered", trace=run.trace, lang=run.lang))
         # a short follow-up is read against the conversation before anything else sees it
         resolved = resolve(run.turn.text, run.turn.history)
         if resolved.follow_up:
@@ -664,12 +670,15 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
     if answered:
         lines = []
         for s in draft.sentences:
-            marks = "".join(
+            numbers = [
                 # a note (a conflict, a conclusion) is our text: its sources are quoted as found
-                f"[{cite(passages[i], passages[i].body if s.note else s.text)}]"
+                cite(passages[i], passages[i].body if s.note else s.text)
                 for i in s.sources
                 if 0 <= i < len(passages)
-            )
+            ]
+            # in reading order ("[1][2]"), whatever order the sentence lists its sources in (a
+            # conflict's are [older, newer], and the newer one is usually cited first)
+            marks = "".join(f"[{n}]" for n in sorted(set(numbers)))
             lines.append(f"{quoted(s.text)} {marks}".strip())
         text = " ".join(lines)
         status: Status = "answered"

@@ -116,6 +116,14 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ja": "このチケットを作成できます：{title}。確認するかキャンセルしてください。",
         "de": "Ich kann dieses Ticket für Sie anlegen: {title}. Bestätigen oder abbrechen.",
     },
+    "ticket_was": {
+        "en": "The ticket filed in this chat is {id}: {title}.",
+        "uk": "Запит, створений у цьому чаті: {id}: {title}.",
+        "ru": "Заявка, созданная в этом чате: {id}: {title}.",
+        "zh": "此对话中创建的工单是 {id}：{title}。",
+        "ja": "このチャットで作成したチケットは {id}：{title} です。",
+        "de": "Das in diesem Chat angelegte Ticket ist {id}: {title}.",
+    },
     "empty_question": {
         "en": "Hi! Ask me anything about the company docs — for example “How many vacation days carry over?”",
         "uk": "Привіт! Запитайте мене про документи компанії — наприклад, «Скільки днів відпустки можна перенести?»",

@@ -178,6 +178,7 @@ class TurnTools:
             title=title.strip()[:120] or "Question from chat",
             body=body.strip(),
             expires_at=time.time() + self.box.pending_ttl_s,
+            conversation_id=self.turn.conversation_id,
         )
         try:
             self.box.pending.put(action)

@@ -18,6 +18,27 @@ Status = Literal[
 MARKER = re.compile(r"\[(\d{1,3})\]")
 
 
+QUOTE_CHARS = 300  # the most of a passage a citation quotes
+_SENTENCE_END = re.compile(r"[.!?…](?=[\s\"')\]]|$)|[。！？]")
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters where a reader sees it was cut well: after its last
+    whole sentence, else at a word boundary with an ellipsis, never inside a word."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    if ends and ends[-1] >= limit // 3:  # enough of it to be worth quoting whole
+        return head[: ends[-1]]
+    cut = head[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 3 and not text[limit - 1].isspace():
+        cut = cut[:space]
+    return cut.rstrip(" ,;:–-") + "…"
+
+
 def quoted(text: str) -> str:
     """Document text as it may appear in an Answer: a ``[1]`` the document itself contains is
     shown as ``［1］`` (full-width brackets), so the loop's own markers are the only markers."""
@@ -65,7 +86,8 @@ class Citation:
 
     @classmethod
     def of(cls, n: int, source: Citable, quote: str, **extra: Any) -> Citation:
-        """The citation of a passage or a section: where it is, and the first 300 characters."""
+        """The citation of a passage or a section: where it is, and its first whole sentences
+        (up to ``QUOTE_CHARS``)."""
         return cls(
             n=n,
             doc_id=source.doc_id,
@@ -75,7 +97,7 @@ class Citation:
             link=source.link,
             page=source.page,
             anchor=source.anchor,
-            quote=quote[:300],
+            quote=clipped(quote, QUOTE_CHARS),
             updated=source.updated,
             **extra,
         )
@@ -126,6 +148,7 @@ class PendingAction:
     title: str
     body: str
     expires_at: float
+    conversation_id: str = ""  # where it was proposed: the filing is remembered there
 
 
 @dataclass
@@ -157,7 +180,8 @@ class Answer:
     # privately, or not at all; it never goes into a channel.
     private_note: str = ""
     lang: str = "en"  # the question's language: adapters say their own words in it
-    ticket: dict[str, str] | None = None  # set when a confirmed ticket was filed: {"id", "link"}
+    # set when a confirmed ticket was filed: {"id", "link", "conversation" (where it was asked)}
+    ticket: dict[str, str] | None = None
     conflicts: list[Conflict] = field(default_factory=list)  # sources that disagreed
 
     def to_dict(self) -> dict[str, Any]:

@@ -514,6 +514,16 @@ def run_ingest(deps, folder: Path, default_acl: list[str] | None, files: list[Pa
         f"deleted {len(report.deleted)} · failed {len(report.failed)}  "
         f"({report.chunks} chunks in {report.seconds:.1f}s, {report.chunks_per_s:.0f} chunks/s)"
     )
+    if report.admins_only:
+        unruled, of = len(report.admins_only), len(files)
+        console.print(
+            Text(
+                f"{unruled} of {of} file{'s' if of != 1 else ''} "
+                f"{'have' if unruled != 1 else 'has'} no access rule: only admins can read "
+                f"{'them' if unruled != 1 else 'it'} — add `--acl GROUPS` or an `_access.yaml`",
+                style="yellow",
+            )
+        )
     return report
 
 

@@ -452,6 +452,8 @@ class Conversation:
                 return
             await reply.working()
             result: Answer = await self.assistant.confirm(action_id, person.user_id, approve)
+            if result.ticket and result.ticket.get("conversation"):
+                await self.state.remember_said(result.ticket["conversation"], result.text)
             await reply.show(result, {"links": self.links.linker(person.user_id)})
         except Exception:
             await self._failed(reply, "en", "confirm/cancel")

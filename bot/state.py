@@ -181,17 +181,23 @@ class ConversationState:
     async def remember(
         self, conversation: str, question: str, answer: str, user_id: str = ""
     ) -> bool:
+        return await self._push(
+            conversation, Message("user", question), Message("assistant", answer), user_id=user_id
+        )
+
+    async def remember_said(self, conversation: str, text: str, user_id: str = "") -> bool:
+        """What the bot said with no question before it (a ticket filed on a click), so a later
+        turn can refer to it ("what was the ticket number?")."""
+        return await self._push(conversation, Message("assistant", text), user_id=user_id)
+
+    async def _push(self, conversation: str, *messages: Message, user_id: str = "") -> bool:
         key = f"{self.prefix}hist:{conversation}"
         keep = max(1, self.settings.history_turns) * 2  # a turn is a question and its answer
         if not self._up():
             return False
         try:
             async with self.client.pipeline(transaction=True) as pipe:
-                pipe.rpush(
-                    key,
-                    json.dumps({"role": "user", "text": question}),
-                    json.dumps({"role": "assistant", "text": answer}),
-                )
+                pipe.rpush(key, *(json.dumps({"role": m.role, "text": m.text}) for m in messages))
                 pipe.ltrim(key, -keep, -1)
                 pipe.expire(key, self.settings.history_ttl_s)
                 if user_id:

@@ -138,6 +138,8 @@ class TerminalChat:
         done = self._loop.run(
             self.assistant.confirm(action.action_id, self.person.user_id, approve=yes)
         )
+        if done.ticket:  # the next question may ask for its number
+            self.history = [*self.history, Message("assistant", done.text)][-20:]
         console.print(plain(done.text + (f"  {done.ticket['link']}" if done.ticket else "")))
 
 

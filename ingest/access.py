@@ -61,15 +61,15 @@ def _principal(value: str) -> str:
     return value.removeprefix("group:")
 
 
-def resolve_acl(
+def own_rule(
     path: Path,
     root: Path,
     front_matter: dict[str, Any],
     sidecar: dict[str, Any],
-    default: list[str],
-    admins: list[str],
     limits: IngestSettings = DEFAULT_LIMITS,
-) -> list[str]:
+) -> list[str] | None:
+    """The file's own access rule (1–3 above), or None when it has none: then the ``--acl``
+    default decides, or nobody but the admins reads it."""
     for meta in (front_matter, sidecar):
         if "acl" in meta:
             return normalise_acl(meta["acl"])
@@ -81,4 +81,4 @@ def resolve_acl(
         if folder == root or root not in folder.parents:
             break
         folder = folder.parent
-    return normalise_acl(default) if default else list(admins)
+    return None

@@ -30,6 +30,7 @@ class Document:
     url: str | None = None
     audience: list[str] = field(default_factory=list)  # who it is written for; [] = everyone
     body_hash: str = ""  # content_hash without who may read it (``DocState.body_hash``)
+    no_rule: bool = False  # no access rule and no --acl default: only admins read it
 
 
 class ChunkPayload(TypedDict):

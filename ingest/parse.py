@@ -717,7 +717,32 @@ def _parse_text(data: bytes, stem: str, limits: IngestSettings) -> Parsed:
         else:
             run.append(line.rstrip())
     flush()
-    return Parsed(title=first_heading or stem, sections=outline.finish(), meta={})
+    return Parsed(
+        title=first_heading or _title_line(lines) or stem, sections=outline.finish(), meta={}
+    )
+
+
+_SENTENCE_END = re.compile(r"[.!?;:,…。！？]$")
+
+
+def _title_line(lines: list[str]) -> str:
+    """The first line when it reads as a title ("Office plants care guide"): short, not a
+    sentence, a list item, a "Key: value" line or a table row. Else "" and the file name is
+    the title."""
+    first = next((ln.strip() for ln in lines if ln.strip()), "")
+    line = " ".join(first.split())
+    if (
+        not line
+        or len(line) > 80
+        or len(line.split()) > 12
+        or _SENTENCE_END.search(line)
+        or _LIST_ITEM.match(line)
+        or _KEY_VALUE.match(line)
+        or len(_cells(first)) > 1
+        or sum(c.isalpha() for c in line) < 3
+    ):
+        return ""
+    return line
 
 
 _PARSERS = {

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ingest.access import is_document, resolve_acl, sidecar_meta
+from ingest.access import is_document, normalise_acl, own_rule, sidecar_meta
 from ingest.audience import document_audience
 from ingest.chunk import chunk_document
 from ingest.documents import Chunk, Document
@@ -51,6 +51,8 @@ class IngestReport:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     # only who may read them changed: their points re-labelled, nothing embedded again
     readers_changed: list[str] = field(default_factory=list)
+    # no access rule of their own and no --acl default: only admins can read them
+    admins_only: list[str] = field(default_factory=list)
     chunks: int = 0
     seconds: float = 0.0
     cpu_seconds: float = 0.0  # this process's CPU time, all threads: throughput on a shared machine
@@ -77,6 +79,7 @@ class Plan:
     stale: list[int] = field(default_factory=list)  # chunk ids the new version no longer uses
     relabel: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     readers: list[str] = field(default_factory=list)  # the access list a relabel gives
+    no_rule: bool = False  # the document's ``no_rule``: the writer reports it
 
 
 def point_id(doc_id: str, seq: int) -> int:
@@ -140,6 +143,7 @@ class Ingester:
             old = known.get(doc_id)
             if old and old.content_hash == doc.content_hash:
                 report.unchanged.append(doc_id)
+                report.admins_only += [doc_id] if doc.no_rule else []
                 on_file(doc_id, "unchanged")
                 continue
             chunks = chunk_document(
@@ -151,6 +155,8 @@ class Ingester:
                 report.failed.append((doc_id, "no text to index"))
                 on_file(doc_id, "failed")
                 continue
+            if doc.no_rule:
+                report.admins_only.append(doc_id)
             if self._relabel(doc, chunks, old, report, on_file):
                 continue
             pending.append((doc, chunks, "updated" if old else "added"))
@@ -269,9 +275,9 @@ class Ingester:
         parsed = parse_bytes(data, path.suffix.lower(), path.stem, self.settings)
         side = sidecar_meta(path, self.settings)
         meta = {**side, **parsed.meta}
-        acl = resolve_acl(
-            path, root, parsed.meta, side, default_acl, list(self.admin_groups), self.settings
-        )
+        rule = own_rule(path, root, parsed.meta, side, self.settings)
+        default = normalise_acl(default_acl)
+        acl = rule if rule is not None else (default or list(self.admin_groups))
         text = "\n".join(s.text for s in parsed.sections)
         if not text.strip():
             raise BadDocument("no text to index")
@@ -301,6 +307,7 @@ class Ingester:
             body_hash=body.hexdigest(),
             url=meta.get("url"),
             audience=sorted(document_audience(title, parsed.sections, meta, acl)),
+            no_rule=rule is None and not default,
         )
 
     def embed_chunks(self, chunks: Sequence[Chunk]) -> list[PointData]:
@@ -345,6 +352,11 @@ class Ingester:
         """What writing ``doc`` over ``old`` takes, embedded and ready; touches no index, so a
         worker process can make it for the writer (``apply``). The same steps, in the same
         order, as ``ingest`` and ``add_documents`` take in this process."""
+        plan = self._plan(doc, old)
+        plan.no_rule = doc.no_rule
+        return plan
+
+    def _plan(self, doc: Document, old: DocState | None) -> Plan:
         if old and old.content_hash == doc.content_hash:
             return Plan(doc.doc_id, "unchanged")
         chunks = chunk_document(
@@ -368,6 +380,8 @@ class Ingester:
     def apply(self, plan: Plan, report: IngestReport, on_file: Callable[[str, str], None]) -> None:
         """The writer's half of ``plan``: one index update per document, as ``_write`` does."""
         status = plan.status
+        if plan.no_rule and status not in ("failed", "empty", "lost"):
+            report.admins_only.append(plan.doc_id)
         if status in ("failed", "empty", "lost"):
             report.failed.append((plan.doc_id, plan.reason))
             status = "failed"

@@ -35,7 +35,9 @@ And what the bot's directory calls (``bot/graph_directory.py``), from ``user`` a
 Graph errors are ``{"error": {"code", "message", "innerError"}}``. ``throttle(n, retry_after,
 path=…, status=429)`` answers the next ``n`` requests whose path contains ``path`` with ``429``
 (or ``503``) and ``Retry-After``. ``requests`` records (method, path, query, status);
-``latency_s`` delays every GET and ``peak`` is the most GETs that were in flight at once.
+``latency_s`` delays every GET, ``hold`` (an event) keeps every GET waiting until the test sets
+it, ``meet = n`` keeps GETs of file content waiting until ``n`` GETs are in flight at once (then
+lets all through), and ``peak`` is the most GETs that were in flight at once.
 """
 
 from __future__ import annotations
@@ -187,8 +189,11 @@ class LoopbackGraph(LoopbackServer):
     seq: int = 0
     oldest_token: int = 0  # delta tokens below this answer 410
     latency_s: float = 0.0  # added to every GET, as a real tenant's round trip would
+    hold: threading.Event | None = None  # when set here, GETs wait until the test sets it
+    meet: int = 0  # content GETs wait until this many GETs are in flight at once
     peak: int = 0  # the most GETs in flight at once
     _in_flight: int = 0
+    _meeting: threading.Condition = field(default_factory=threading.Condition)
     _tokens: dict[str, float] = field(default_factory=dict)  # access token → expiry (time.time)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _throttles: list[list[Any]] = field(default_factory=list)  # [times, retry_after, path, status]
@@ -456,14 +461,28 @@ class LoopbackGraph(LoopbackServer):
         self._send(h, status, headers, json.dumps(body).encode())
 
     def _get(self, h: BaseHTTPRequestHandler) -> None:
+        h.__dict__["_in_flight"] = True
         with self._lock:
             self._in_flight += 1
             self.peak = max(self.peak, self._in_flight)
+        with self._meeting:
+            self._meeting.notify_all()
+            if self.meet and h.path.split("?")[0].endswith("/content"):
+                # bounded: a client that never has that many in flight fails, not hangs
+                self._meeting.wait_for(lambda: self.peak >= self.meet, 30)
         try:
             if self.latency_s:  # a round trip to a real tenant, outside the lock
                 time.sleep(self.latency_s)
+            if self.hold is not None:
+                self.hold.wait(30)  # bounded: a test that never sets it fails, not hangs
             self._serve_get(h)
         finally:
+            self._landed(h)
+
+    def _landed(self, h: BaseHTTPRequestHandler) -> None:
+        """A GET is no longer in flight once its answer is about to go out: the client may send
+        its next request the moment the answer arrives, before this thread runs on."""
+        if h.__dict__.pop("_in_flight", False):
             with self._lock:
                 self._in_flight -= 1
 
@@ -476,8 +495,10 @@ class LoopbackGraph(LoopbackServer):
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self._send(h, status, headers, data)
 
-    @staticmethod
-    def _send(h: BaseHTTPRequestHandler, status: int, headers: dict[str, str], data: bytes) -> None:
+    def _send(
+        self, h: BaseHTTPRequestHandler, status: int, headers: dict[str, str], data: bytes
+    ) -> None:
+        self._landed(h)
         h.send_response(status)
         for k, v in {"Content-Type": "application/json", **headers}.items():
             h.send_header(k, v)

@@ -90,3 +90,30 @@ def test_the_lines_under_a_record_belong_to_it_up_to_a_blank_line():
     first = "CASE-17 | 2026-09-02 | 4100 (Acme Ltd) | Ann Lee | P3 | resolved"
     assert by_text["Summary: Refund request for an annual plan."] == first
     assert by_text["End of export."] == ""
+
+
+def test_a_conflict_notes_markers_read_in_order_when_the_newer_source_was_cited_first():
+    from agent.loop import Run, _compose
+    from agent.reasoning import Draft, Sentence
+    from agent.turns import Turn
+
+    older = passage("studio/kiln-2024.md", "Kiln rules 2024", "2024-03-01", "Firing is on Fridays.")
+    newer = passage("studio/kiln.md", "Kiln rules", "2026-03-01", "Firing is on Thursdays.")
+    draft = Draft(
+        [
+            Sentence("Firing is on Thursdays.", [1]),
+            Sentence(
+                "Kiln rules 2024 (2024-03-01) says Fridays; the newer Kiln rules applies.",
+                [0, 1],
+                note=True,
+                conflict=True,
+            ),
+        ]
+    )
+    run = Run(Turn("ann", "When is firing?", ("studio",)), None, None)  # type: ignore[arg-type]
+    answer = _compose(run, draft, [older, newer], answered=True)
+    assert [c.doc_id for c in answer.citations] == ["studio/kiln.md", "studio/kiln-2024.md"]
+    assert answer.text == (
+        "Firing is on Thursdays. [1] "
+        "Kiln rules 2024 (2024-03-01) says Fridays; the newer Kiln rules applies. [1][2]"
+    )

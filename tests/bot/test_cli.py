@@ -371,6 +371,16 @@ def test_chat_asks_to_file_a_ticket_and_a_question_instead_is_answered_not_swall
     assert out.index("no ticket was filed") < list(STATUS.finditer(out))[1].start()
 
 
+def test_chat_reads_back_the_number_of_the_ticket_it_filed(ingested):
+    typed = ["Open a ticket: the kiln room door sticks", "y", "What was the ticket number?"]
+    done = footnote("chat", "--user", "bob", data_dir=ingested, stdin="\n".join(typed) + "\n")
+    assert done.returncode == 0, done.stderr
+    filed = re.search(r"Filed (\S+): the kiln room door sticks", done.stdout)
+    assert filed, done.stdout
+    after = done.stdout[filed.end() :]
+    assert STATUS.findall(after) == ["answered"] and filed.group(1) in after, after
+
+
 def test_ctrl_c_at_the_chat_prompt_exits_at_once(ingested):
     chat = subprocess.Popen(
         [*command(), "chat"],

@@ -4,6 +4,7 @@ Microsoft Graph (``testing/graph.py``), and the Redis cache in front of it (real
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 from types import SimpleNamespace
@@ -400,7 +401,7 @@ async def test_the_admin_page_says_when_the_directory_cannot_be_asked(graph, tmp
 async def test_a_slow_graph_lookup_does_not_hold_up_the_event_loop(graph):
     """While the asker waits on Graph, other work on the loop (other people's turns) goes on."""
     nora = graph.user("nora@acme.example")
-    graph.latency_s = 0.3  # two GETs: the user, then their groups
+    graph.hold = threading.Event()  # Graph answers only once another turn has run on the loop
     chat = Conversation(
         None,  # type: ignore[arg-type]  # who asks is all this test looks at
         None,  # type: ignore[arg-type]
@@ -409,18 +410,16 @@ async def test_a_slow_graph_lookup_does_not_hold_up_the_event_loop(graph):
         platform="slack",
         private_chat="direct message",
     )
-    ticks = 0
+    order: list[str] = []
 
-    async def heartbeat() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.02)
-            ticks += 1
+    async def other_turn() -> None:
+        order.append("other turn")
+        graph.hold.set()  # type: ignore[union-attr]
 
-    beating = asyncio.create_task(heartbeat())
-    try:
-        person = await chat.person(Member((nora.id,)))
-    finally:
-        beating.cancel()
+    other = asyncio.create_task(other_turn())
+    person = await chat.person(Member((nora.id,)))
+    order.append("lookup done")
+    await other
     assert person is not None and person.teams_id == nora.id
-    assert ticks >= 10  # ~30 in 0.6 s; a lookup on the loop itself would allow none
+    # a lookup on the loop itself would let no other turn run until Graph gave up waiting
+    assert order == ["other turn", "lookup done"]

@@ -416,6 +416,18 @@ async def test_only_the_asker_confirms_a_ticket_and_it_is_filed_once(chat, assis
     assert assistant.desk.count() == before + 1
 
 
+async def test_after_a_ticket_is_filed_the_same_chat_answers_what_its_number_was(chat, assistant):
+    assert not re.search(r"HELP-\d+", await chat.ask("What was the ticket number?"))  # none yet
+    proposal = await chat.ask("Please open a ticket: the kiln room door sticks")
+    assert "Confirm" in proposal
+    filed = re.search(r"HELP-\d+", await chat.click("confirm"))
+    assert filed
+    before = assistant.desk.count()
+    reply = await chat.ask("What was the ticket number?")
+    assert filed.group() in reply and "kiln room door" in reply
+    assert assistant.desk.count() == before  # read back, not another ticket
+
+
 def records(bot: Harness) -> FeedbackStore:
     """The durable record the bot writes, read as `footnote feedback export` reads it."""
     return FeedbackStore.open(bot.settings.database, bot.settings.data_dir)

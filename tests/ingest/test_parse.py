@@ -312,6 +312,34 @@ def test_txt_without_headings_is_one_section(tmp_path):
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        (
+            "Greenhouse watering rota\n\nThe ferns are watered on Mondays.\n",
+            "Greenhouse watering rota",
+        ),
+        (
+            "Greenhouse watering rota\nThe ferns are watered on Mondays.\n",
+            "Greenhouse watering rota",
+        ),
+        ("\n  Kiln safety notes \n\nWear gloves.\n", "Kiln safety notes"),
+        ("The ferns are watered on Mondays.\nThe cacti monthly.\n", "rota"),  # a sentence
+        ("Ask the gardener first: she knows\n\nWhich pots drain.\n", "rota"),  # a clause
+        ("- ferns\n- cacti\n", "rota"),  # a list item
+        ("Room: B12\n\nThe shelf by the door.\n", "rota"),  # a field
+        ("Plant    Water\nFern     Weekly\n", "rota"),  # a table's header
+        (
+            "The greenhouse by the north car park is where the seedlings of every team wait\n"
+            "\nAsk first.\n",
+            "rota",
+        ),  # too long for a title
+    ],
+)
+def test_a_txt_title_is_its_first_line_when_that_reads_as_a_title(tmp_path, text, title):
+    assert parse_file(write(tmp_path, "rota.txt", text), max_bytes=LIMIT).title == title
+
+
 def test_txt_splits_on_heading_like_lines(tmp_path):
     text = "Preamble.\n\nHOLIDAYS\nWe close on 1 January.\n\nSick leave\n==========\nCall your manager.\n\nLong illness\n------------\nSee HR.\n"
     sections = parse_file(write(tmp_path, "policy.txt", text), max_bytes=LIMIT).sections

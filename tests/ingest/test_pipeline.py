@@ -291,3 +291,53 @@ def test_chunk_and_sentence_vectors_come_from_one_pass(tmp_path, embedders):
     assert len(said) == 3
     np.testing.assert_allclose(point.dense["use_sentences"], use.embed(said), atol=1e-5)
     assert float(np.dot(point.dense["use"], use.embed([chunk.text])[0])) > 0.9
+
+
+def test_ingest_says_how_many_files_only_admins_can_read_and_how_to_open_them(
+    tmp_path, embedders, capsys
+):
+    from bot.app import build_deps
+    from bot.cli import run_ingest
+
+    docs = tmp_path / "docs"
+    (docs / "notes").mkdir(parents=True)
+    (docs / "ruled.md").write_text(md("Ruled", "The kiln is fired on Thursdays.", "[pottery]"))
+    (docs / "plain.txt").write_text("The glaze shelf is restocked monthly.")
+    (docs / "notes" / "draft.md").write_text("# Draft\n\nThe wheel room opens at nine.\n")
+    deps = build_deps(Settings(data_dir=tmp_path / "data"))
+    deps.__dict__["embedders"] = embedders
+    try:
+        capsys.readouterr()
+        report = run_ingest(deps, docs, None)
+        out = " ".join(capsys.readouterr().out.split())
+        assert report.admins_only == ["docs/notes/draft.md", "docs/plain.txt"]
+        assert (
+            "2 of 3 files have no access rule: only admins can read them — add `--acl GROUPS` "
+            "or an `_access.yaml`" in out
+        )
+        (docs / "notes" / "_access.yaml").write_text("acl: [pottery]\n")
+        run_ingest(deps, docs, None)  # a rerun says it again for what is still unruled
+        assert "1 of 3 files has no access rule: only admins can read it" in " ".join(
+            capsys.readouterr().out.split()
+        )
+        report = run_ingest(deps, docs, ["pottery"])  # --acl: every file has readers
+        assert report.admins_only == [] and "no access rule" not in capsys.readouterr().out
+    finally:
+        deps.close()
+
+
+def test_a_worker_planned_file_with_no_access_rule_is_reported_too(tmp_path, embedders):
+    """``--workers N``: the plan carries it from the worker to the writer's report."""
+    from ingest.pipeline import IngestReport
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plain.txt").write_text("The glaze shelf is restocked monthly.")
+    (docs / "ruled.md").write_text(md("Ruled", "The kiln is fired on Thursdays.", "[pottery]"))
+    ing = make_ingester(tmp_path, embedders)
+    report = IngestReport()
+    for name in ("plain.txt", "ruled.md"):
+        doc = ing.load(docs / name, docs, f"docs/{name}", [])
+        ing.apply(ing.plan(doc, None), report, lambda doc_id, status: None)
+    assert report.admins_only == ["docs/plain.txt"] and len(report.added) == 2
+    ing.index.close()

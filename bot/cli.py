@@ -121,9 +121,12 @@ PRELOAD = "preload"  # the name of the threads that load the models ahead of the
 
 
 def preload_models(deps) -> None:
-    """Start loading the embedding models, each on a thread of its own, while this thread builds
-    the answer loop: the loads run mostly in native code, so on two cores they overlap the
-    imports instead of following them, a good part of a one-shot ``ask``'s wall time.
+    """Start loading the embedding models, each on a thread of its own, before the index opens
+    and while this thread builds the answer loop: the loads run mostly in native code (OpenVINO
+    reading a compiled model back from the cache, SentencePiece, the mapped USE arrays), so on
+    two cores they overlap the index and the imports instead of following them, most of a
+    one-shot ``ask``'s wall time. Each thread also encodes a word, so the first question meets
+    warm models. Only what ``deps.embedders`` holds is loaded: nothing the command does not use.
 
     Not daemons: a daemon thread still in the models' native code when the interpreter shuts
     down aborts the process. Ctrl-C during the load ends the process without waiting (``main``)."""
@@ -457,8 +460,8 @@ def cmd_ask(args, settings: Settings) -> int:
     deps = build_deps(settings)
     try:
         person = person_for(args, deps)
+        preload_models(deps)  # before the index: the models load while it opens
         require_documents(deps)
-        preload_models(deps)
         terminal = TerminalChat(
             deps, person, show_trace=args.trace, as_json=args.json, auto_yes=args.yes
         )
@@ -477,8 +480,8 @@ def cmd_chat(args, settings: Settings) -> int:
     deps = build_deps(settings)
     try:
         person = person_for(args, deps, announce=False)
+        preload_models(deps)  # before the index: the models load while it opens
         require_documents(deps)
-        preload_models(deps)
         return chat(deps, person, args)
     finally:
         deps.close()

@@ -51,8 +51,10 @@ def footnote(checkout: Path, data_dir: Path, *args: str) -> subprocess.Completed
     }
     # Bytecode is written as after any install, so no run pays for compiling Footnote's sources.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # The installed command's own module (bot.arguments), or bot.cli in a revision before it.
+    entry = "bot.arguments" if (checkout / "bot" / "arguments.py").exists() else "bot.cli"
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
+        [sys.executable, "-m", entry, *args],
         cwd=checkout,
         env=env,
         capture_output=True,

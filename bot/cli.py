@@ -15,13 +15,13 @@ from pathlib import Path
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.style import Style
 from rich.text import Text
 
 from bot import bad_settings
 from bot.arguments import DEMO_USER, build_parser
 from bot.directory import Person
+from bot.progress import IngestProgress
 from bot.settings import HANDBOOK_DIRECTORY, Settings
 from bot.terminal import TerminalChat, console, plain, read_line, safe
 from ingest.errors import ConfigError, FootnoteError
@@ -171,21 +171,9 @@ def cmd_ingest(args, settings: Settings) -> int:
 def run_ingest(deps, folder: Path, default_acl: list[str] | None):
     ingester = deps.ingester
     files = ingester.scan(folder.resolve())
-    with Progress(
-        TextColumn("[bold]indexing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.description}"),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("", total=len(files))
-
-        def on_file(doc_id: str, status: str) -> None:
-            if status != "deleted":
-                bar.update(task, advance=1, description=doc_id)
-
-        report = ingester.ingest(folder, default_acl, on_file=on_file)
+    progress = IngestProgress(console, "indexing", len(files), lambda: ingester.chunks_written)
+    with progress:
+        report = ingester.ingest(folder, default_acl, on_file=progress.advance)
     for doc_id, reason in report.failed:
         console.print(Text("skipped ", style="yellow") + plain(f"{doc_id}: {reason}"))
     relabelled = (
@@ -374,7 +362,11 @@ def cmd_sync(args, settings: Settings) -> int:
                 status = 2
                 continue
             try:
-                with console.status(f"syncing {name}…"):
+                progress = IngestProgress(
+                    console, f"syncing {name}", None, lambda: deps.ingester.chunks_written
+                )
+                sink.on_file = progress.advance
+                with progress:
                     report = sync(name, state, connector, sink, shard)
             except ConfigError as exc:  # e.g. credentials refused: the fix is in the settings
                 stderr.print(Text("configuration error: ", style="red") + plain(f"{name}: {exc}"))

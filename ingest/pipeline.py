@@ -97,6 +97,8 @@ class Ingester:
     # parse, chunk and embed in these processes, this one only writing (None: all here); used
     # by ``ingest`` and by a sync's ``IndexSink``, the caller closes it
     pool: WorkerPool | None = None
+    # chunks written by this ingester so far, every run together: what a progress bar counts
+    chunks_written: int = 0
 
     def ingest(
         self,
@@ -329,6 +331,7 @@ class Ingester:
             self.index.upsert_document(plan.doc_id, plan.points, plan.stale)
             (report.updated if status == "updated" else report.added).append(plan.doc_id)
             report.chunks += len(plan.points)
+            self.chunks_written += len(plan.points)
         on_file(plan.doc_id, status)
 
     def _relabelling(
@@ -388,6 +391,7 @@ class Ingester:
             self.index.upsert_document(doc.doc_id, doc_points, stale)
             (report.updated if status == "updated" else report.added).append(doc.doc_id)
             report.chunks += len(chunks)
+            self.chunks_written += len(chunks)
             on_file(doc.doc_id, status)
 
 

@@ -279,6 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with ingest: the handbook ingested with each number of worker processes "
         "(e.g. 1,2), chunks per second and the ratio to the first",
     )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="with ingest: only the handbook, stage by stage (parse, each encoder, sparse, index "
+        "write) beside its encoders called directly; needs no evaluation data",
+    )
     return parser
 
 

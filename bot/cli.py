@@ -754,6 +754,10 @@ def cmd_bench(args, settings: Settings) -> int:
             "run `footnote bench` from a checkout of the repository after `make install`"
         ) from exc
 
+    if args.what == "ingest" and args.profile:
+        from benchmarks.ingest_profile import profile
+
+        return profile(settings)
     if args.what == "ingest" and args.workers:
         from benchmarks import workers
 
@@ -762,7 +766,9 @@ def cmd_bench(args, settings: Settings) -> int:
             raise ConfigError(f"--workers takes counts such as 1,2, got {args.workers!r}")
         return workers.run(settings, [int(n) for n in counts])
     if args.what == "ingest":
-        return bench.ingest(settings, args.eval_dir)
+        from benchmarks.ingest_profile import profile
+
+        return bench.ingest(settings, args.eval_dir, first=lambda: profile(settings))
     return bench.retrieval(settings, args.dataset, args.eval_dir, args.split, args.limit)
 
 

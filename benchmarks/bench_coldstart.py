@@ -35,10 +35,11 @@ ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "How many vacation days can I carry over?"
 GOAL_S = 1.0
 HELP_GOAL_S = 0.3
-# The revision before the cold-start work, 10 runs on the same index (2 cores shared with other
-# jobs, load average ~6: wall times are inflated; CPU time is the steadier figure). This
-# checkout measured 1.37 s wall, 1.38 s CPU minutes apart.
-BEFORE = {"revision": "dd3f007", "wall_p50_s": 5.97, "cpu_s": 4.13}
+# The revision before the loading work of bot/arguments.py and ingest/openvino_models.py, 7 runs
+# on a 2-core AMD EPYC (AVX2, no AVX-512; load average ~11 from other jobs, so wall times are
+# inflated: CPU time is the steadier figure). This checkout measured 4.78 s wall, 2.27 s CPU in
+# the same run (`--before 5dcf83f --runs 7`).
+BEFORE = {"revision": "5dcf83f", "wall_p50_s": 6.39, "cpu_s": 3.18}
 
 
 def footnote(checkout: Path, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -16,14 +16,11 @@ tests/ingest/test_minilm.py checks it against vectors made by sentence-transform
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import logging
-import os
-import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -84,49 +81,29 @@ class MiniLMEmbedder:
         self._model: Any = None  # compiled on first use, so importing or constructing is cheap
         self._load_lock, self._run_lock = threading.Lock(), threading.Lock()
 
+    def load(self) -> None:
+        """Compile (or read back) the model now, e.g. on a thread while the index opens."""
+        if self._model is None:
+            self._load()
+
     def _load(self) -> None:
         with self._load_lock:
             if self._model is not None:
                 return
-            import openvino as ov
-            from tokenizers import Tokenizer
+            from ingest.openvino_models import compile_model
 
-            folder = model_dir()
-            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            # tokenizer.json ships with truncation and fixed padding at 128; sentence-transformers
-            # overrides both: truncate at max_seq_length=256; we pad per batch ourselves.
-            tokenizer.enable_truncation(max_length=self.max_tokens)
-            tokenizer.no_padding()
-            core = ov.Core()
-            config = {
-                "PERFORMANCE_HINT": "LATENCY",  # one request at a time, all threads on it
-                "INFERENCE_NUM_THREADS": self.threads,
-                # Unpinned: USE encodes the same question on the other core at the same time.
-                "ENABLE_CPU_PINNING": False,
-            }
-            if "BF16" in core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
-                config["INFERENCE_PRECISION_HINT"] = "bf16"
-            weights = folder / "model.safetensors"
-            model = None
-            if self.cache_dir is not None:
-                try:
-                    model = core.compile_model(
-                        str(cached_graph(weights, self.cache_dir)),
-                        "CPU",
-                        {**config, "CACHE_DIR": str(self.cache_dir / "openvino")},
-                    )
-                except (OSError, RuntimeError) as exc:  # OpenVINO's write errors are RuntimeError
-                    log.warning(
-                        "model cache in %s not written (%s): building the model in memory; "
-                        "free space there or make it writable",
-                        self.cache_dir,
-                        exc,
-                    )
-            if model is None:
-                model = core.compile_model(bert_graph(weights), "CPU", config)
+            tokenizer = wordpiece(self.max_tokens)
+            model = compile_model(
+                "minilm",
+                bert_graph,
+                model_dir() / "model.safetensors",
+                version=GRAPH_VERSION,
+                threads=self.threads,
+                cache_dir=self.cache_dir,
+            )
             self._tokenizer = tokenizer
+            self._request = model.create_infer_request()
             self._model = model
-            self._request = self._model.create_infer_request()
 
     def _run(self, tokens: np.ndarray, mask: np.ndarray) -> np.ndarray:
         # One infer request, and requests are not thread-safe: the bot may search from several
@@ -142,46 +119,41 @@ class MiniLMEmbedder:
         if not texts:
             return np.empty((0, HIDDEN), dtype=np.float32)
         ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
-        # Batches of similar length, so padding wastes little; results go back in input order.
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.empty((len(ids), HIDDEN), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            width = len(ids[rows[-1]])
-            tokens = np.zeros((len(rows), width), dtype=np.int64)
-            mask = np.zeros((len(rows), width), dtype=np.float32)
-            for r, i in enumerate(rows):
-                tokens[r, : len(ids[i])] = ids[i]
-                mask[r, : len(ids[i])] = 1.0
+        for rows, tokens, mask in length_batches(ids, self.batch_size):
             out[rows] = self._run(tokens, mask)
         return normalise(out)
 
 
-def graph_file(weights: Path, cache_dir: Path, version: int = GRAPH_VERSION) -> Path:
-    """Where the graph of ``weights`` is kept (OpenVINO IR: this ``.xml`` and a ``.bin`` beside
-    it): named by the graph's version and the weights' path, size and time, so an upgraded
-    package or a changed graph gets a file (and a compiled model) of its own."""
-    stat = weights.stat()
-    key = f"{version}:{weights.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-    return cache_dir / f"minilm-{hashlib.sha256(key.encode()).hexdigest()[:16]}.xml"
+@lru_cache(maxsize=4)
+def wordpiece(max_tokens: int) -> Any:
+    """MiniLM's WordPiece tokenizer, truncating at ``max_tokens``, padding nothing: read once per
+    process (~0.1 s), shared by every model over the same vocabulary."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    # tokenizer.json ships with truncation and fixed padding at 128; sentence-transformers
+    # overrides both: truncate at max_seq_length=256; batches are padded to their longest text.
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.no_padding()
+    return tokenizer
 
 
-def cached_graph(weights: Path, cache_dir: Path) -> Path:
-    """The graph of ``weights`` as IR files in ``cache_dir``, written on first use."""
-    import openvino as ov
-
-    path = graph_file(weights, cache_dir)
-    if not path.exists():
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        # Written aside and renamed, the .bin first: a second process starting at the same time
-        # finds the .xml only once both are whole.
-        with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".part-") as tmp:
-            aside = Path(tmp) / "graph.xml"
-            # float32 as built: save_model would otherwise halve the weights to float16.
-            ov.save_model(bert_graph(weights), aside, compress_to_fp16=False)
-            os.replace(aside.with_suffix(".bin"), path.with_suffix(".bin"))
-            os.replace(aside, path)
-    return path
+def length_batches(
+    ids: Sequence[Sequence[int]], batch_size: int
+) -> Iterator[tuple[list[int], np.ndarray, np.ndarray]]:
+    """Token ids in batches of similar length, so padding wastes little: per batch the rows it
+    holds (positions in ``ids``), the ids padded to the batch's longest, and the mask."""
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        width = len(ids[rows[-1]])
+        tokens = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.float32)
+        for r, i in enumerate(rows):
+            tokens[r, : len(ids[i])] = ids[i]
+            mask[r, : len(ids[i])] = 1.0
+        yield rows, tokens, mask
 
 
 def bert_graph(weights: Path) -> Any:
@@ -190,78 +162,129 @@ def bert_graph(weights: Path) -> Any:
     Built with OpenVINO's own operations, so neither the ``onnx`` package nor OpenVINO's ONNX
     reader is needed at run time. Inputs: ``input_ids`` (batch, tokens) int64 and ``mask``
     (batch, tokens) float32, 1 for a real token. Output: ``pooled`` (batch, 384), the mean of the
-    last hidden states over real tokens, not yet normalised. Token type is always 0 for one text,
-    so its embedding is folded into the positions; 1/sqrt(head size) is folded into the query
-    weights."""
-    import openvino as ov
+    last hidden states over real tokens, not yet normalised."""
     import openvino.opset13 as ops
-    from safetensors.numpy import load_file
 
-    raw = load_file(str(weights))
+    from ingest.openvino_models import import_openvino
 
-    def const(array: npt.ArrayLike) -> Any:
-        return ops.constant(np.array(array, order="C"))
-
-    def linear(x: Any, prefix: str) -> Any:
-        # torch Linear keeps weights as (out, in): multiply by the transpose
-        w, b = raw[f"{prefix}.weight"], raw[f"{prefix}.bias"]
-        return ops.add(ops.matmul(x, const(w), False, True), const(b))
-
-    def layer_norm(x: Any, prefix: str) -> Any:
-        # ONNX LayerNormalization as OpenVINO reads it: (x - mean) / sqrt(var + eps) * g + b
-        normed = ops.mvn(x, const(np.array([-1], np.int64)), True, LN_EPS, "inside_sqrt")
-        return ops.add(
-            ops.multiply(normed, const(raw[f"{prefix}.weight"])), const(raw[f"{prefix}.bias"])
-        )
-
+    ov = import_openvino()
+    bert = Bert.read(weights)
     input_ids = ops.parameter([-1, -1], ov.Type.i64, name="input_ids")
     mask_in = ops.parameter([-1, -1], ov.Type.f32, name="mask")
-    scale = np.float32(1 / np.sqrt(HIDDEN // HEADS))
-    positions = raw["embeddings.position_embeddings.weight"]
-    positions = positions + raw["embeddings.token_type_embeddings.weight"][0]
-    width = ops.gather(ops.shape_of(input_ids), const(np.int64(1)), const(np.int64(0)))
-    seq = ops.range(const(np.int64(0)), width, const(np.int64(1)), "i64")
-    zero = const(np.int64(0))
-    x = ops.add(
-        ops.gather(const(raw["embeddings.word_embeddings.weight"]), input_ids, zero),
-        ops.gather(const(positions), seq, zero),
-    )
-    x = layer_norm(x, "embeddings.LayerNorm")
-    # Padding gets -10000 before the softmax: (mask - 1) * 10000, shaped (batch, 1, 1, tokens).
-    bias = ops.multiply(ops.subtract(mask_in, const(np.float32(1))), const(np.float32(10_000)))
-    bias = ops.unsqueeze(bias, const(np.array([1, 2], np.int64)))
-    split_heads = const(np.array([0, 0, 3, HEADS, HIDDEN // HEADS], np.int64))
-    merge_heads = const(np.array([0, 0, HIDDEN], np.int64))
-    for i in range(LAYERS):
-        at = f"encoder.layer.{i}.attention"
-        wq, wk, wv = (raw[f"{at}.self.{n}.weight"] for n in ("query", "key", "value"))
-        bq, bk, bv = (raw[f"{at}.self.{n}.bias"] for n in ("query", "key", "value"))
-        qkv_w = np.concatenate([wq * scale, wk, wv]).T
-        qkv = ops.add(
-            ops.matmul(x, const(qkv_w), False, False), const(np.concatenate([bq * scale, bk, bv]))
-        )
-        # (batch, tokens, 3, heads, 32) -> (3, batch, heads, tokens, 32)
-        qkv = ops.transpose(
-            ops.reshape(qkv, split_heads, True), const(np.array([2, 0, 3, 1, 4], np.int64))
-        )
-        q, k, v = (ops.gather(qkv, const(np.int64(j)), zero) for j in range(3))
-        scores = ops.add(ops.matmul(q, k, False, True), bias)
-        context = ops.matmul(ops.softmax(scores, -1), v, False, False)
-        context = ops.reshape(
-            ops.transpose(context, const(np.array([0, 2, 1, 3], np.int64))), merge_heads, True
-        )
-        x = layer_norm(ops.add(linear(context, f"{at}.output.dense"), x), f"{at}.output.LayerNorm")
-        hidden = linear(x, f"encoder.layer.{i}.intermediate.dense")
-        # BERT's exact GELU: x * (1 + erf(x / sqrt 2)) / 2
-        erf = ops.erf(ops.multiply(hidden, const(np.float32(1 / np.sqrt(2)))))
-        hidden = ops.multiply(
-            ops.multiply(hidden, const(np.float32(0.5))), ops.add(erf, const(np.float32(1)))
-        )
-        out = linear(hidden, f"encoder.layer.{i}.output.dense")
-        x = layer_norm(ops.add(out, x), f"encoder.layer.{i}.output.LayerNorm")
-    mask = ops.unsqueeze(mask_in, const(np.array([2], np.int64)))
-    tokens_axis = const(np.array([1], np.int64))
+    x = bert.encoder(input_ids, mask_in)
+    mask = ops.unsqueeze(mask_in, bert.const(np.array([2], np.int64)))
+    tokens_axis = bert.const(np.array([1], np.int64))
     total = ops.reduce_sum(ops.multiply(x, mask), tokens_axis, False)
     pooled = ops.divide(total, ops.reduce_sum(mask, tokens_axis, False))
     pooled.output(0).get_tensor().set_names({"pooled"})
     return ov.Model([pooled], [input_ids, mask_in], "all-MiniLM-L6-v2")
+
+
+class Bert:
+    """A BERT encoder's weights (a Hugging Face safetensors file) as OpenVINO graph pieces, so
+    a model of the same family gets its graph by putting its own head on ``encoder``: mean
+    pooling here, a classification head over the first token for a cross-encoder."""
+
+    def __init__(
+        self,
+        raw: dict[str, np.ndarray],
+        prefix: str = "",
+        layers: int = LAYERS,
+        heads: int = HEADS,
+        hidden: int = HIDDEN,
+    ):
+        self.raw, self.prefix = raw, prefix  # prefix: "bert." in a ...ForSequenceClassification
+        self.layers, self.heads, self.hidden = layers, heads, hidden
+
+    @classmethod
+    def read(cls, weights: Path, **shape: Any) -> Bert:
+        from safetensors.numpy import load_file
+
+        return cls(load_file(str(weights)), **shape)
+
+    def weight(self, name: str) -> np.ndarray:
+        return self.raw[self.prefix + name]
+
+    @staticmethod
+    def const(array: npt.ArrayLike) -> Any:
+        import openvino.opset13 as ops
+
+        return ops.constant(np.array(array, order="C"))
+
+    def linear(self, x: Any, name: str) -> Any:
+        """torch's Linear: weights kept as (out, in), so multiply by the transpose."""
+        import openvino.opset13 as ops
+
+        w, b = self.weight(f"{name}.weight"), self.weight(f"{name}.bias")
+        return ops.add(ops.matmul(x, self.const(w), False, True), self.const(b))
+
+    def layer_norm(self, x: Any, name: str) -> Any:
+        """ONNX LayerNormalization as OpenVINO reads it: (x - mean) / sqrt(var + eps) * g + b."""
+        import openvino.opset13 as ops
+
+        normed = ops.mvn(x, self.const(np.array([-1], np.int64)), True, LN_EPS, "inside_sqrt")
+        return ops.add(
+            ops.multiply(normed, self.const(self.weight(f"{name}.weight"))),
+            self.const(self.weight(f"{name}.bias")),
+        )
+
+    def encoder(self, input_ids: Any, mask_in: Any, token_types: Any = None) -> Any:
+        """The last hidden states (batch, tokens, hidden) of ``input_ids`` (batch, tokens) int64
+        under ``mask_in`` (batch, tokens) float32, 1 for a real token. Without ``token_types``
+        (one text: all 0) type 0's embedding is folded into the positions; with them (a pair of
+        texts, int64 like the ids) each token's type is looked up. 1/sqrt(head size) is folded
+        into the query weights."""
+        import openvino.opset13 as ops
+
+        const, heads, hidden = self.const, self.heads, self.hidden
+        scale = np.float32(1 / np.sqrt(hidden // heads))
+        types = self.weight("embeddings.token_type_embeddings.weight")
+        positions = self.weight("embeddings.position_embeddings.weight")
+        if token_types is None:
+            positions = positions + types[0]
+        width = ops.gather(ops.shape_of(input_ids), const(np.int64(1)), const(np.int64(0)))
+        seq = ops.range(const(np.int64(0)), width, const(np.int64(1)), "i64")
+        zero = const(np.int64(0))
+        x = ops.add(
+            ops.gather(const(self.weight("embeddings.word_embeddings.weight")), input_ids, zero),
+            ops.gather(const(positions), seq, zero),
+        )
+        if token_types is not None:
+            x = ops.add(x, ops.gather(const(types), token_types, zero))
+        x = self.layer_norm(x, "embeddings.LayerNorm")
+        # Padding gets -10000 before the softmax: (mask - 1) * 10000, shaped (batch, 1, 1, tokens).
+        bias = ops.multiply(ops.subtract(mask_in, const(np.float32(1))), const(np.float32(10_000)))
+        bias = ops.unsqueeze(bias, const(np.array([1, 2], np.int64)))
+        split_heads = const(np.array([0, 0, 3, heads, hidden // heads], np.int64))
+        merge_heads = const(np.array([0, 0, hidden], np.int64))
+        for i in range(self.layers):
+            at = f"encoder.layer.{i}.attention"
+            wq, wk, wv = (self.weight(f"{at}.self.{n}.weight") for n in ("query", "key", "value"))
+            bq, bk, bv = (self.weight(f"{at}.self.{n}.bias") for n in ("query", "key", "value"))
+            qkv_w = np.concatenate([wq * scale, wk, wv]).T
+            qkv = ops.add(
+                ops.matmul(x, const(qkv_w), False, False),
+                const(np.concatenate([bq * scale, bk, bv])),
+            )
+            # (batch, tokens, 3, heads, head size) -> (3, batch, heads, tokens, head size)
+            qkv = ops.transpose(
+                ops.reshape(qkv, split_heads, True), const(np.array([2, 0, 3, 1, 4], np.int64))
+            )
+            q, k, v = (ops.gather(qkv, const(np.int64(j)), zero) for j in range(3))
+            scores = ops.add(ops.matmul(q, k, False, True), bias)
+            context = ops.matmul(ops.softmax(scores, -1), v, False, False)
+            context = ops.reshape(
+                ops.transpose(context, const(np.array([0, 2, 1, 3], np.int64))), merge_heads, True
+            )
+            x = self.layer_norm(
+                ops.add(self.linear(context, f"{at}.output.dense"), x), f"{at}.output.LayerNorm"
+            )
+            inner = self.linear(x, f"encoder.layer.{i}.intermediate.dense")
+            # BERT's exact GELU: x * (1 + erf(x / sqrt 2)) / 2
+            erf = ops.erf(ops.multiply(inner, const(np.float32(1 / np.sqrt(2)))))
+            inner = ops.multiply(
+                ops.multiply(inner, const(np.float32(0.5))), ops.add(erf, const(np.float32(1)))
+            )
+            out = self.linear(inner, f"encoder.layer.{i}.output.dense")
+            x = self.layer_norm(ops.add(out, x), f"encoder.layer.{i}.output.LayerNorm")
+        return x

@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,6 +105,22 @@ class Ingester:
     # parse, chunk and embed in these processes, this one only writing (None: all here); used
     # by ``ingest`` and by a sync's ``IndexSink``, the caller closes it
     pool: WorkerPool | None = None
+    # chunks written by this ingester so far, every run together: what a progress bar counts
+    chunks_written: int = 0
+    # seconds per stage (parse, sentences, each encoder, sparse, index write, optimize), added
+    # up when given a dict: `footnote bench ingest` shows where an ingest's time goes
+    stages: dict[str, float] | None = None
+
+    @contextmanager
+    def _stage(self, name: str) -> Iterator[None]:
+        if self.stages is None:
+            yield
+            return
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stages[name] = self.stages.get(name, 0.0) + time.perf_counter() - started
 
     def ingest(
         self,
@@ -135,7 +152,8 @@ class Ingester:
             doc_id = prefix + path.relative_to(root).as_posix()
             seen.add(doc_id)
             try:
-                doc = self.load(path, root, doc_id, list(default_acl))
+                with self._stage("parse"):
+                    doc = self.load(path, root, doc_id, list(default_acl))
             except BadDocument as exc:
                 report.failed.append((doc_id, str(exc)))
                 on_file(doc_id, "failed")
@@ -146,11 +164,12 @@ class Ingester:
                 report.admins_only += [doc_id] if doc.no_rule else []
                 on_file(doc_id, "unchanged")
                 continue
-            chunks = chunk_document(
-                doc,
-                max_tokens=self.settings.chunk_tokens,
-                overlap=self.settings.chunk_overlap,
-            )
+            with self._stage("chunk"):
+                chunks = chunk_document(
+                    doc,
+                    max_tokens=self.settings.chunk_tokens,
+                    overlap=self.settings.chunk_overlap,
+                )
             if not chunks:
                 report.failed.append((doc_id, "no text to index"))
                 on_file(doc_id, "failed")
@@ -171,7 +190,8 @@ class Ingester:
                 on_file(doc_id, "deleted")
         self.index.purge_tombstones()
         if report.added or report.updated or report.deleted or report.readers_changed:
-            self.index.optimize()  # merge segments and build HNSW: a fresh Edge folder is scanned, not indexed
+            with self._stage("index optimize"):
+                self.index.optimize()  # merge segments and build HNSW: a fresh Edge folder is scanned, not indexed
         report.seconds = time.perf_counter() - started
         report.cpu_seconds = time.process_time() - cpu
         return report
@@ -312,41 +332,56 @@ class Ingester:
 
     def embed_chunks(self, chunks: Sequence[Chunk]) -> list[PointData]:
         texts = [c.text for c in chunks]
-        said = [sentences(c.body) for c in chunks]
+        with self._stage("sentences"):
+            said = [sentences(c.body) for c in chunks]
         per_chunk = [group or [c.text] for c, group in zip(chunks, said, strict=True)]
         dense: dict[str, list[list[float]]] = {}
         for e in self.embedders:
-            keeps_sentences = e.name + SENTENCES in self.index.dims
-            if keeps_sentences and self.one_pass and isinstance(e, GroupedEmbedder):
-                # one pass: the chunk's vector pooled from its breadcrumbs' and sentences'
-                whole, parts = e.embed_grouped(
-                    [
-                        [c.breadcrumbs, *group] if group else [c.text]
-                        for c, group in zip(chunks, said, strict=True)
-                    ]
-                )
-                dense[e.name] = whole.tolist()
-                dense[e.name + SENTENCES] = [
-                    (p[1:] if group else p).tolist() for p, group in zip(parts, said, strict=True)
-                ]
-                continue
-            dense[e.name] = e.embed(texts, kind="document").tolist()
-            if keeps_sentences:
-                flat = iter(e.embed([s for group in per_chunk for s in group]).tolist())
-                dense[e.name + SENTENCES] = [[next(flat) for _ in group] for group in per_chunk]
+            with self._stage(f"encoder {e.name}"):
+                self._embed_with(e, chunks, texts, said, per_chunk, dense)
         points = []
-        for i, c in enumerate(chunks):
-            payload = c.payload()
-            payload["doc_chunks"] = None
-            points.append(
-                PointData(
-                    id=point_id(c.doc_id, c.seq),
-                    dense={name: v[i] for name, v in dense.items()},
-                    sparse=self.sparse.encode_document(c.text, c.lang),
-                    payload=payload,
+        with self._stage("sparse and payload"):
+            for i, c in enumerate(chunks):
+                payload = c.payload()
+                payload["doc_chunks"] = None
+                points.append(
+                    PointData(
+                        id=point_id(c.doc_id, c.seq),
+                        dense={name: v[i] for name, v in dense.items()},
+                        sparse=self.sparse.encode_document(c.text, c.lang),
+                        payload=payload,
+                    )
                 )
-            )
         return points
+
+    def _embed_with(
+        self,
+        e: Embedder,
+        chunks: Sequence[Chunk],
+        texts: list[str],
+        said: list[list[str]],
+        per_chunk: list[list[str]],
+        dense: dict[str, list[list[float]]],
+    ) -> None:
+        """``e``'s vectors of ``chunks`` (and of their sentences, where the index keeps them)."""
+        keeps_sentences = e.name + SENTENCES in self.index.dims
+        if keeps_sentences and self.one_pass and isinstance(e, GroupedEmbedder):
+            # one pass: the chunk's vector pooled from its breadcrumbs' and sentences'
+            whole, parts = e.embed_grouped(
+                [
+                    [c.breadcrumbs, *group] if group else [c.text]
+                    for c, group in zip(chunks, said, strict=True)
+                ]
+            )
+            dense[e.name] = whole.tolist()
+            dense[e.name + SENTENCES] = [
+                (p[1:] if group else p).tolist() for p, group in zip(parts, said, strict=True)
+            ]
+            return
+        dense[e.name] = e.embed(texts, kind="document").tolist()
+        if keeps_sentences:
+            flat = iter(e.embed([s for group in per_chunk for s in group]).tolist())
+            dense[e.name + SENTENCES] = [[next(flat) for _ in group] for group in per_chunk]
 
     def plan(self, doc: Document, old: DocState | None) -> Plan:
         """What writing ``doc`` over ``old`` takes, embedded and ready; touches no index, so a
@@ -394,6 +429,7 @@ class Ingester:
             self.index.upsert_document(plan.doc_id, plan.points, plan.stale)
             (report.updated if status == "updated" else report.added).append(plan.doc_id)
             report.chunks += len(plan.points)
+            self.chunks_written += len(plan.points)
         on_file(plan.doc_id, status)
 
     def _relabelling(
@@ -459,9 +495,11 @@ class Ingester:
             for p in doc_points:
                 p.payload["doc_chunks"] = len(chunks)
             stale = stale_ids(doc.doc_id, len(chunks), known.get(doc.doc_id))
-            self.index.upsert_document(doc.doc_id, doc_points, stale)
+            with self._stage("index write"):
+                self.index.upsert_document(doc.doc_id, doc_points, stale)
             (report.updated if status == "updated" else report.added).append(doc.doc_id)
             report.chunks += len(chunks)
+            self.chunks_written += len(chunks)
             on_file(doc.doc_id, status)
 
 

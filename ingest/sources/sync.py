@@ -141,6 +141,8 @@ class IndexSink:
     ingester: Ingester
     admin_groups: Sequence[str]
     statuses: dict[str, str] = field(default_factory=dict)  # doc_id → added / updated / deleted …
+    # told of each document written or deleted, e.g. a progress bar
+    on_file: Callable[[str, str], None] = lambda doc_id, status: None
 
     def write(self, source: str, docs: Sequence[SourceDocument]) -> list[tuple[str, str]]:
         if self.ingester.pool is not None:  # --workers N: parse and embed there, write here
@@ -151,8 +153,12 @@ class IndexSink:
                 ready.append(self.document(source, sd))
             except BadDocument as exc:
                 failed.append((sd.key, str(exc)))
-        self.ingester.add_documents(ready, on_file=self.statuses.__setitem__, optimize=False)
+        self.ingester.add_documents(ready, on_file=self._done, optimize=False)
         return failed
+
+    def _done(self, doc_id: str, status: str) -> None:
+        self.statuses[doc_id] = status
+        self.on_file(doc_id, status)
 
     def _write_pooled(
         self, source: str, docs: Sequence[SourceDocument], pool: WorkerPool
@@ -171,7 +177,7 @@ class IndexSink:
             elif plan.status == "lost":
                 lost.append((sd.key, plan.reason))
             elif plan.status != "empty":
-                self.ingester.apply(plan, report, self.statuses.__setitem__)
+                self.ingester.apply(plan, report, self._done)
         index.purge_tombstones()
         if lost:
             raise WorkersDied(failed, lost)
@@ -180,7 +186,7 @@ class IndexSink:
     def delete(self, source: str, keys: Sequence[str]) -> None:
         for key in keys:
             self.ingester.index.delete_document(doc_id(source, key))
-            self.statuses[doc_id(source, key)] = "deleted"
+            self._done(doc_id(source, key), "deleted")
 
     def finish(self) -> None:
         """Once per sync, not per batch: building the search structures costs more as the

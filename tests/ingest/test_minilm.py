@@ -117,7 +117,11 @@ def test_a_changed_graph_or_new_weights_get_a_cache_file_of_their_own(tmp_path):
     import os
     import shutil
 
-    from ingest.minilm import GRAPH_VERSION, graph_file, model_dir
+    from ingest.minilm import GRAPH_VERSION, model_dir
+    from ingest.openvino_models import graph_file as named_graph_file
+
+    def graph_file(weights, cache_dir, version=GRAPH_VERSION):
+        return named_graph_file("minilm", weights, cache_dir, version)
 
     weights = model_dir() / "model.safetensors"
     now = graph_file(weights, tmp_path)
@@ -127,6 +131,52 @@ def test_a_changed_graph_or_new_weights_get_a_cache_file_of_their_own(tmp_path):
     before = graph_file(upgraded, tmp_path)
     os.utime(upgraded, ns=(1, 1))  # the same file name, installed anew
     assert graph_file(upgraded, tmp_path) != before
+
+
+def test_compiled_models_are_kept_per_openvino_version_and_cpu(embedder, tmp_path):
+    from ingest.minilm import MiniLMEmbedder
+    from ingest.openvino_models import Machine, machine
+
+    MiniLMEmbedder(threads=2, cache_dir=tmp_path).embed(["vpn"])
+    (blob,) = tmp_path.rglob("*.blob")
+    here = machine()
+    assert blob.parent == tmp_path / "openvino" / here.key
+    assert here.openvino and here.cpu and "FP32" in here.capabilities
+    # another OpenVINO, another CPU or other instruction sets: a folder of its own
+    for other in (
+        Machine("2099.1", here.cpu, here.capabilities),
+        Machine(here.openvino, "Some Other CPU", here.capabilities),
+        Machine(here.openvino, here.cpu, (*here.capabilities, "BF16")),
+    ):
+        assert other.key != here.key
+
+
+def test_the_bert_body_takes_token_types_for_a_head_over_a_pair_of_texts():
+    """Another model of the family (a cross-encoder) puts its own head on ``Bert.encoder`` and
+    feeds token types; all type 0 gives what the one-text graph, type 0 folded in, gives."""
+    import openvino.opset13 as ops
+
+    from ingest.minilm import Bert, model_dir
+    from ingest.openvino_models import core, import_openvino
+
+    ov = import_openvino()
+    bert = Bert.read(model_dir() / "model.safetensors")
+    ids = ops.parameter([-1, -1], ov.Type.i64, name="input_ids")
+    mask = ops.parameter([-1, -1], ov.Type.f32, name="mask")
+    types = ops.parameter([-1, -1], ov.Type.i64, name="token_type_ids")
+    one = core().compile_model(ov.Model([bert.encoder(ids, mask)], [ids, mask]), "CPU")
+    pair = core().compile_model(
+        ov.Model([bert.encoder(ids, mask, types)], [ids, mask, types]), "CPU"
+    )
+    tokens = np.array([[101, 2129, 2116, 102, 2195, 102]], np.int64)
+    ones = np.ones(tokens.shape, np.float32)
+    alone = one({"input_ids": tokens, "mask": ones})[0]
+    zeros = pair({"input_ids": tokens, "mask": ones, "token_type_ids": np.zeros_like(tokens)})[0]
+    second = np.array([[0, 0, 0, 0, 1, 1]], np.int64)
+    paired = pair({"input_ids": tokens, "mask": ones, "token_type_ids": second})[0]
+    assert alone.shape == (1, 6, 384)
+    np.testing.assert_allclose(zeros, alone, atol=1e-4)
+    assert np.abs(paired - alone).max() > 0.1  # the types are read
 
 
 def _write_fixture() -> None:

@@ -341,3 +341,25 @@ def test_a_worker_planned_file_with_no_access_rule_is_reported_too(tmp_path, emb
         ing.apply(ing.plan(doc, None), report, lambda doc_id, status: None)
     assert report.admins_only == ["docs/plain.txt"] and len(report.added) == 2
     ing.index.close()
+
+
+def test_given_a_dict_an_ingest_adds_up_the_seconds_of_each_stage(tmp_path, embedders):
+    """What `footnote bench ingest` prints: where an ingest's time went, stage by stage."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text(md("Alpha", "## One\n\nBudgets.\n\n## Two\n\nTravel by rail."))
+    (docs / "b.md").write_text(md("Beta", "Beta talks about parking."))
+    ing = make_ingester(tmp_path, embedders)
+    assert ing.stages is None  # off unless asked for: an ingest times nothing by default
+    ing.stages = {}
+    report = ing.ingest(docs)
+    encoders = {f"encoder {e.name}" for e in embedders}
+    assert set(ing.stages) == {"parse", "chunk", "sentences", "sparse and payload"} | encoders | {
+        "index write",
+        "index optimize",
+    }
+    assert all(s > 0 for s in ing.stages.values())
+    assert sum(ing.stages.values()) <= report.seconds
+    assert ing.chunks_written == report.chunks
+    ing.ingest(docs)  # unchanged: nothing parsed into chunks again, nothing written
+    assert ing.chunks_written == report.chunks

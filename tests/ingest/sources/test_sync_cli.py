@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -50,12 +51,21 @@ def test_a_synced_page_answers_for_its_group_and_stops_once_deleted(tmp_path, mo
             == 0
         )
         assert cli_main(["sync"]) == 0
-        assert "intranet: written 2" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "intranet: written 2" in out
+        # not a terminal: the progress is a plain line (no total: a source's changes are not
+        # counted beforehand), no bar redrawn
+        assert re.search(
+            r"^syncing intranet 1 documents · \d+ chunks · [\d.]+ chunks/s$", out, re.M
+        )
+        assert "\r" not in out and "\x1b[" not in out
         folder = tmp_path / "intranet"  # a folder that shares the source's name, same index
         folder.mkdir()
         (folder / "kitchen.md").write_text("---\nacl: ['*']\n---\n# Kitchen\n\nTea is free.\n")
         assert cli_main(["ingest", str(folder)]) == 0
-        assert "deleted 0" in capsys.readouterr().out  # the synced pages are not the folder's
+        out = capsys.readouterr().out
+        assert "deleted 0" in out  # the synced pages are not the folder's
+        assert re.search(r"^indexing 1/1 documents · 1 chunks · [\d.]+ chunks/s", out, re.M)
 
         answer = ask("bob", capsys)  # engineering
         assert answer["status"] == "answered", answer["text"]

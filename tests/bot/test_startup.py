@@ -1,0 +1,36 @@
+"""What a command costs before it does anything: the modules it imports.
+
+Import time is most of a one-shot command's start on two cores, so these pin what each path
+leaves out; a test fails when a change pulls a heavy package into a path that never uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def imported_by(code: str) -> set[str]:
+    """The modules loaded after ``code`` ran in a fresh interpreter (a SystemExit is expected)."""
+    probe = (
+        "import json, sys\n"
+        f"try:\n    exec({code!r})\nexcept SystemExit:\n    pass\n"
+        "sys.stdout.write(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_help_and_a_mistyped_command_import_nothing_but_the_standard_library():
+    heavy = {"pydantic", "pydantic_settings", "rich", "numpy", "openvino", "bot.cli", "agent"}
+    for argv in (["--help"], ["ask", "--help"], ["no-such-command"]):
+        modules = imported_by(f"from bot.arguments import main; main({argv!r})")
+        assert "bot.arguments" in modules
+        assert not heavy & modules, (argv, heavy & modules)

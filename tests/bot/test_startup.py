@@ -34,3 +34,10 @@ def test_help_and_a_mistyped_command_import_nothing_but_the_standard_library():
         modules = imported_by(f"from bot.arguments import main; main({argv!r})")
         assert "bot.arguments" in modules
         assert not heavy & modules, (argv, heavy & modules)
+
+
+def test_the_parser_names_every_answer_set_eval_knows():
+    from agent.corpora import DATASETS
+    from bot.arguments import CORPORA
+
+    assert CORPORA == DATASETS

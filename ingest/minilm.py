@@ -203,7 +203,10 @@ class Bert:
         return cls(load_file(str(weights)), **shape)
 
     def weight(self, name: str) -> np.ndarray:
-        return self.raw[self.prefix + name]
+        """``name`` under the encoder's prefix, else as given: a head's own weights
+        ("classifier.weight") sit outside the prefix."""
+        key = self.prefix + name
+        return self.raw[key if key in self.raw else name]
 
     @staticmethod
     def const(array: npt.ArrayLike) -> Any:

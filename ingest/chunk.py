@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ingest.audience import section_audience
+from ingest.audience import document_names, section_audience
 from ingest.documents import Chunk, Document, Section
 from ingest.languages import CJK_CHARS
 from ingest.sentences import sentence_spans
@@ -83,6 +83,8 @@ def chunk_document(doc: Document, *, max_tokens: int = 220, overlap: int = 40) -
             f"need 0 <= overlap < max_tokens, got overlap={overlap}, max_tokens={max_tokens}"
         )
     chunks: list[Chunk] = []
+    audience = frozenset(doc.audience)
+    names = document_names(doc.title, doc.sections, {}) | audience
     for unit in _units(doc.sections, max_tokens):
         crumbs = " > ".join(_crumbs(doc.title, unit.path))
         for body in _split(unit.text, max_tokens, overlap):
@@ -106,7 +108,7 @@ def chunk_document(doc: Document, *, max_tokens: int = 220, overlap: int = 40) -
                     content_hash=doc.content_hash,
                     body_hash=doc.body_hash,
                     url=doc.url,
-                    audience=sorted(section_audience(unit.path, frozenset(doc.audience))),
+                    audience=sorted(section_audience(unit.path, audience, names, doc.acl)),
                 )
             )
     return chunks

@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 # Changes whenever files are read or cut differently (parsing, sentences, chunk payload), so an
 # upgrade re-reads every file on the next ingest instead of keeping chunks made the old way.
 READER_VERSION = (
-    "2026-12d: whole paragraphs, table rows, PDF schedules as list items, log records kept "
-    "whole, one sentence splitter, one CJK range, audience, Ukrainian names lemmatized by case"
+    "2026-12e: whole paragraphs, table rows, PDF schedules as list items, log records kept "
+    "whole, one sentence splitter, one CJK range, audience, Ukrainian names lemmatized by case, "
+    "audiences an open set"
 )
 
 

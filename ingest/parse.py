@@ -28,6 +28,7 @@ from markdown_it.token import Token
 from ingest.documents import Section
 from ingest.errors import BadDocument
 from ingest.settings import IngestSettings
+from ingest.titles import cut_short, line_key, names_no_document
 
 DEFAULT_LIMITS = IngestSettings()
 
@@ -179,6 +180,19 @@ class _Outline:
     def heading(self, level: int, title: str, anchor: str = "") -> None:
         title = " ".join(title.split())
         if not title:
+            return
+        last = self._stack[-1] if self._stack else None
+        if (
+            last is not None
+            and last[0] == level
+            and not self._parts
+            and self.headings[-1] == last
+            and (level == 0 or cut_short(last[1]))
+        ):
+            # one heading typed over two paragraphs: the first ends on a word no title ends with
+            # ("Role Descriptions at" / "the Harbour Lantern Guild"), or both are the title
+            whole = (level, f"{last[1]} {title}")
+            self._stack[-1] = self.headings[-1] = whole
             return
         self._close()
         while self._stack and self._stack[-1][0] >= level:
@@ -541,6 +555,8 @@ def _parse_docx(data: bytes, stem: str, limits: IngestSettings) -> Parsed:
         )
     outline = _Outline()
     styles: dict[str | None, str] = {}
+    opening: list[str] = []  # the display lines a document without heading styles opens with
+    opened = False  # past them: a heading, or body text
     for block in document.iter_inner_content():
         if isinstance(block, Table):
             rows = [[" ".join(c.text.split()) for c in r.cells] for r in block.rows]
@@ -553,6 +569,11 @@ def _parse_docx(data: bytes, stem: str, limits: IngestSettings) -> Parsed:
         style = _style_name(block, styles)
         text = block.text.strip()
         level = 0 if style == "Title" else _heading_level(style)
+        if text and not opened:
+            if level is None and _display(block, text) and (not opening or cut_short(opening[-1])):
+                opening.append(text)
+            else:
+                opened = True
         if level is not None:
             outline.heading(level, text)
         elif style.startswith("List") or (
@@ -561,8 +582,49 @@ def _parse_docx(data: bytes, stem: str, limits: IngestSettings) -> Parsed:
             outline.add("- " + text, tight=True)
         else:
             outline.add(text)
-    title = (document.core_properties.title or "").strip() or outline.first() or stem
+    title = (document.core_properties.title or "").strip()
+    if title and names_no_document(title, _running_lines(document)):
+        title = ""
+    title = title or outline.first() or " ".join(opening) or stem
     return Parsed(title=title, sections=outline.finish(), meta={})
+
+
+def _running_lines(document: Any) -> set[str]:
+    """The ``line_key`` of every line of the running headers and footers, tables' rows too: a
+    title property equal to (or part of) one names the company, not the document."""
+    lines: set[str] = set()
+    for section in document.sections:
+        for part in (
+            section.header,
+            section.footer,
+            section.first_page_header,
+            section.first_page_footer,
+            section.even_page_header,
+            section.even_page_footer,
+        ):
+            if part.is_linked_to_previous and section is not document.sections[0]:
+                continue
+            lines |= {line_key(p.text) for p in part.paragraphs if p.text.strip()}
+            for table in part.tables:
+                for row in table.rows:
+                    lines.add(line_key(" · ".join(c.text for c in row.cells)))
+    return lines
+
+
+_SENTENCE_ENDS = re.compile(r"[.!?;,…。！？]$")
+
+
+def _display(paragraph: Any, text: str) -> bool:
+    """A short line set in larger type than body text (over 12 pt), or bold throughout: a
+    title, when a document uses no heading styles."""
+    runs = [r for r in paragraph.runs if r.text.strip()]
+    if not runs or len(text.split()) > 14 or _SENTENCE_ENDS.search(text):
+        return False
+    sizes = [r.font.size.pt for r in runs if r.font.size is not None]
+    style = paragraph.style.font.size if paragraph.style is not None else None
+    if not sizes and style is not None:
+        sizes = [style.pt]
+    return (bool(sizes) and min(sizes) > 12) or all(r.bold for r in runs)
 
 
 def _style_name(paragraph: Any, names: dict[str | None, str]) -> str:

@@ -6,15 +6,19 @@ one page to the next. Read line by line, every sentence would be cut. So, using 
 font of every line (pdfplumber):
 
 - running headers and footers (a line in the top or bottom margin that repeats on most pages,
-  digits aside) and page numbers are dropped;
+  digits aside, a letterhead laid out as a table too; or any line a tagged PDF marks as page
+  furniture, as Word's exports do, which tells them apart on a single page) and page numbers
+  are dropped;
 - tables become one line per row that keeps its header ("Level: L4 · Title: …"): ruled grids,
   and tables drawn without rules, found by cells that start at the same x positions (a cell
   that wraps is joined across its lines);
 - lines are joined into paragraphs — a paragraph ends at a wider gap, a bullet, a heading, or a
   line that ends a sentence and is visibly short — with hyphenated line breaks mended;
 - a paragraph that runs on to the next page stays whole, on the page where it starts;
-- headings are lines set larger (or bold and short) than the body text; the title is the
-  document's metadata title, else its first and largest heading — never a running header.
+- headings are lines set larger (or bold and short) than the body text, a heading typed over two
+  lines joined when its first ends on a word no title ends with ("Role Descriptions at"); the
+  title is the document's metadata title unless it names no document (``ingest.titles``), else
+  its first and largest heading — never a running header.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ingest.documents import Section
 from ingest.errors import BadDocument
 from ingest.languages import CJK
+from ingest.titles import cut_short, line_key, names_no_document
 
 if TYPE_CHECKING:
     from pdfplumber.page import Page
@@ -57,6 +62,7 @@ class Line:
     bold: bool
     page: int
     row: bool = False  # a table row, already "header: value · …"
+    artifact: bool = False  # marked as page furniture (a running header, a page number)
     # (x0, text) of each run of the line set apart by a gap wider than a space: table cells
     segments: list[tuple[float, str]] = field(default_factory=list)
 
@@ -102,16 +108,34 @@ def _clean(cell: str | None) -> str:
     return " ".join((cell or "").split())
 
 
-def _table_lines(table: Table, page_no: int) -> list[Line]:
+def _artifact(chars: list[dict[str, Any]]) -> bool:
+    """Text a tagged PDF marks as an artifact: page furniture, not the document's content."""
+    shown = [c for c in chars if c["text"].strip()]
+    return bool(shown) and all(c.get("tag") == "Artifact" for c in shown)
+
+
+def _table_lines(table: Table, page_no: int, chars: list[dict[str, Any]]) -> list[Line]:
     rows = [[_clean(c) for c in row] for row in table.extract()]
     rows = [r for r in rows if any(r)]
     if not rows:
         return []
     has_header = len(rows) > 1 and not any(re.search(r"\d", c) for c in rows[0] if c)
     header = rows[0] if has_header else []
-    top = table.bbox[1]
+    x0, top, x1, bottom = table.bbox
+    inside = [c for c in chars if x0 <= c["x0"] <= x1 and top <= c["top"] <= bottom]
+    artifact = _artifact(inside)
     return [
-        Line(table_row(header, cells), top + i, top + i, table.bbox[0], 0.0, False, page_no, True)
+        Line(
+            table_row(header, cells),
+            top + i,
+            top + i,
+            x0,
+            0.0,
+            False,
+            page_no,
+            True,
+            artifact,
+        )
         for i, cells in enumerate(rows[1 if header else 0 :])
     ]
 
@@ -140,12 +164,13 @@ def _page_lines(page: Page, page_no: int) -> list[Line]:
                 size,
                 bold,
                 page_no,
+                artifact=_artifact(raw["chars"]),
                 segments=_segments(raw["chars"], size),
             )
         )
     lines = _text_tables(lines, page_no)
     for table in tables:
-        lines += _table_lines(table, page_no)
+        lines += _table_lines(table, page_no, page.chars)
     return sorted(lines, key=lambda line: line.top)
 
 
@@ -260,35 +285,39 @@ def _table_rows(lines: list[Line], columns: list[float]) -> list[list[str]]:
     return rows
 
 
-def _furniture_key(text: str) -> str:
-    return re.sub(r"\d+", "#", " ".join(text.lower().split()))
-
-
 def _drop_furniture(
     pages: list[list[Line]], heights: list[float]
 ) -> tuple[list[list[Line]], set[str]]:
-    """Running headers and footers (repeated in a margin on most pages) and page numbers; and
-    the keys (``_furniture_key``) of the repeated lines, which no title may be."""
+    """Running headers and footers and page numbers: lines a tagged PDF marks as artifacts, and
+    lines (table rows too: a letterhead laid out as a table) repeated in a margin on most pages,
+    in the same type — a heading on page one with the running header's words is set larger.
+    Also the keys (``line_key``) of those lines, which no title may be."""
 
     def in_margin(line: Line) -> bool:
         height = heights[line.page - 1]
         return line.top < height * MARGIN or line.bottom > height * (1 - MARGIN)
 
-    counts: Counter[str] = Counter()
+    def key(line: Line) -> tuple[str, float]:
+        return line_key(line.text), round(line.size)
+
+    counts: Counter[tuple[str, float]] = Counter()
     for lines in pages:
-        counts.update({_furniture_key(ln.text) for ln in lines if in_margin(ln) and not ln.row})
+        counts.update({key(ln) for ln in lines if in_margin(ln)})
     repeated = {k for k, n in counts.items() if n >= max(2, len(pages) // 2)}
     kept = [
         [
             ln
             for ln in lines
-            if ln.row
-            or not in_margin(ln)
-            or (_furniture_key(ln.text) not in repeated and not _PAGE_NUMBER.match(ln.text))
+            if not ln.artifact
+            and (
+                not in_margin(ln)
+                or (key(ln) not in repeated and (ln.row or not _PAGE_NUMBER.match(ln.text)))
+            )
         ]
         for lines in pages
     ]
-    return kept, repeated
+    marked = {line_key(ln.text) for lines in pages for ln in lines if ln.artifact}
+    return kept, {text for text, _ in repeated} | marked
 
 
 def _heading_levels(lines: list[Line], body: float) -> dict[float, int]:
@@ -339,7 +368,9 @@ def _blocks(pages: list[list[Line]], body: float, levels: dict[float, int]) -> l
                     or (line.page == last.page + 1 and not _ENDS_SENTENCE.search(current.text))
                 )
             )
-            # a heading too long for one line goes on, at its size, right under itself
+            # a heading too long for one line goes on, at its size, right under itself; one
+            # whose line ends on a word no title ends with goes on whatever the gap (its author
+            # pressed Enter: "Role Descriptions at" / "the Harbour Lantern Guild")
             wraps = (
                 current is not None
                 and level
@@ -347,7 +378,10 @@ def _blocks(pages: list[list[Line]], body: float, levels: dict[float, int]) -> l
                 and last is not None
                 and line.page == last.page
                 and abs(line.size - last.size) < 0.5
-                and 0 <= line.top - last.bottom <= line.size * 0.5
+                and (
+                    0 <= line.top - last.bottom <= line.size * 0.5
+                    or (line.top >= last.bottom and cut_short(current.text))
+                )
                 and len(current.parts) < 3
             )
             if wraps and current is not None:
@@ -470,12 +504,27 @@ def bookmarks(data: bytes) -> dict[int, list[str]]:
         return {}
     by_page: dict[int, list[str]] = {}
     current: list[str] = []
-    ordered = sorted(starts, key=lambda s: s[0])
+    ordered = _whole_titles(sorted(starts, key=lambda s: s[0]))
     for page in range(1, len(reader.pages) + 1):
         while ordered and ordered[0][0] <= page:
             current = ordered.pop(0)[1]
         by_page[page] = current
     return by_page if starts else {}
+
+
+def _whole_titles(starts: list[tuple[int, list[str]]]) -> list[tuple[int, list[str]]]:
+    """Bookmarks of one heading typed over two paragraphs, as one: the first ends on a word no
+    title ends with, the second follows it at its level on the same page."""
+    out: list[tuple[int, list[str]]] = []
+    for page, path in starts:
+        if out:
+            last_page, last = out[-1]
+            same_level = len(last) == len(path) and last[:-1] == path[:-1]
+            if same_level and page == last_page and cut_short(last[-1]):
+                out[-1] = (page, [*path[:-1], f"{last[-1]} {path[-1]}"])
+                continue
+        out.append((page, path))
+    return out
 
 
 def _metadata_title(pdf: PDF) -> str:
@@ -518,7 +567,7 @@ def parse_pdf(data: bytes, stem: str, max_pages: int = 1_000) -> tuple[str, list
     pages, furniture = _drop_furniture(pages, heights)
     # A word processor's title property is often the template's company name, which is also
     # the running header: a line on every page names no one document.
-    if meta_title and _furniture_key(meta_title) in furniture:
+    if meta_title and names_no_document(meta_title, furniture):
         meta_title = ""
     text_lines = [ln for lines in pages for ln in lines if not ln.row]
     if not text_lines and not any(pages):

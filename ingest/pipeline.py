@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 # Changes whenever files are read or cut differently (parsing, sentences, chunk payload), so an
 # upgrade re-reads every file on the next ingest instead of keeping chunks made the old way.
 READER_VERSION = (
-    "2026-12e: whole paragraphs, table rows, PDF schedules as list items, log records kept "
+    "2026-12f: whole paragraphs, table rows, PDF schedules as list items, log records kept "
     "whole, one sentence splitter, one CJK range, audience, Ukrainian names lemmatized by case, "
-    "audiences an open set"
+    "audiences an open set, titles never a running header nor cut short"
 )
 
 

@@ -486,3 +486,18 @@ def test_an_aligned_text_table_keeps_a_cell_its_author_wrapped_in_its_row(tmp_pa
         "Version: 2.1 · Effective: 2026-03-01 · Changes: CFO approval now starts at 10,001 EUR "
         "(was 25,001 EUR); preferred supplier list added." in lines
     ), lines
+
+
+def test_a_heading_typed_over_two_lines_is_one_heading_in_every_format(tmp_path):
+    """A heading whose first line ends on a word no title ends with goes on in the next; two
+    headings that each stand alone stay two."""
+    md = "# Role Descriptions at\n# the Harbour Lantern Guild\n\nText.\n"
+    parsed = parse_file(write(tmp_path, "roles.md", md), max_bytes=LIMIT)
+    assert parsed.title == "Role Descriptions at the Harbour Lantern Guild"
+    assert parsed.sections[0].path == ["Role Descriptions at the Harbour Lantern Guild"]
+    html = "<h1>Guide to the Night Crossings of</h1><h1>the Lower Estuary</h1><p>Text.</p>"
+    assert parse_file(write(tmp_path, "g.html", html), max_bytes=LIMIT).title == (
+        "Guide to the Night Crossings of the Lower Estuary"
+    )
+    two = "# Part One\n# Introduction\n\nText.\n"
+    assert parse_file(write(tmp_path, "p.md", two), max_bytes=LIMIT).title == "Part One"

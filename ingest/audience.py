@@ -170,7 +170,7 @@ def groups_listed(text: str, *, title: bool = False) -> frozenset[str]:
     if found or people:
         found |= {audience_key(p) for p in unknown}
     elif title:
-        found |= {audience_key(p) for p in unknown if _plural(_norm(p)) == _norm(p)}
+        found |= {audience_key(p) for p in unknown if re.search(r"[a-z][^s]s$", _norm(p))}
     return frozenset(found)
 
 

@@ -5,7 +5,8 @@ It ingests the sample handbook into a temporary folder (or uses ``--data-dir``),
 cache and the model caches under the data dir (as any earlier run on the machine would), then
 times ``--runs`` more and prints the p50, the spread and the CPU time the processes used.
 ``--before REF`` measures a git revision the same way (its own checkout and index, this venv),
-for a before/after on the same machine at the same moment.
+its runs taking turns with this checkout's, so the machine's load falls on both alike: on a
+shared machine the ratio of the two is the figure to quote.
 
     python benchmarks/bench_coldstart.py                  # this checkout, 10 runs
     python benchmarks/bench_coldstart.py --before main    # and main, for comparison
@@ -100,24 +101,44 @@ def encoders() -> str:
     )
 
 
-def measure(checkout: Path, data_dir: Path, runs: int) -> tuple[list[float], list[float]]:
-    """Wall and CPU seconds of each of ``runs`` asks, after one unmeasured warm-up."""
+def ingested(checkout: Path, data_dir: Path) -> None:
+    """The handbook ingested into ``data_dir`` by ``checkout``'s own code, once."""
     if not (data_dir / "index").exists():
         done = footnote(checkout, data_dir, "ingest", str(checkout / "examples" / "handbook"))
         if done.returncode != 0:
             raise SystemExit(f"ingest failed in {checkout}:\n{done.stderr}")
-    walls, cpus = [], []
-    for i in range(runs + 1):
-        cpu0, t0 = children_cpu(), time.perf_counter()
-        done = footnote(checkout, data_dir, "ask", QUESTION, "--user", "alice")
-        wall, cpu = time.perf_counter() - t0, children_cpu() - cpu0
-        if done.returncode != 0 or "[1]" not in done.stdout:
-            raise SystemExit(f"ask failed in {checkout}:\n{done.stdout}\n{done.stderr}")
-        if i:  # the first run fills the caches
-            walls.append(wall)
-            cpus.append(cpu)
-            print(f"  run {i:2}: {wall:5.2f} s wall, {cpu:5.2f} s CPU", flush=True)
-    return walls, cpus
+
+
+def ask_once(checkout: Path, data_dir: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one whole ``footnote ask`` process."""
+    cpu0, t0 = children_cpu(), time.perf_counter()
+    done = footnote(checkout, data_dir, "ask", QUESTION, "--user", "alice")
+    wall, cpu = time.perf_counter() - t0, children_cpu() - cpu0
+    if done.returncode != 0 or "[1]" not in done.stdout:
+        raise SystemExit(f"ask failed in {checkout}:\n{done.stdout}\n{done.stderr}")
+    return wall, cpu
+
+
+def measure(
+    checkouts: dict[str, tuple[Path, Path]], runs: int
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Wall and CPU seconds of ``runs`` asks per checkout, after one unmeasured warm-up each
+    (it fills the disk cache and the model caches, as any earlier run on the machine would).
+    The checkouts take turns run by run, so a change in the machine's load falls on all alike."""
+    for checkout, data_dir in checkouts.values():
+        ingested(checkout, data_dir)
+        ask_once(checkout, data_dir)
+    out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in checkouts}
+    for i in range(1, runs + 1):
+        for name, (checkout, data_dir) in checkouts.items():
+            wall, cpu = ask_once(checkout, data_dir)
+            out[name][0].append(wall)
+            out[name][1].append(cpu)
+            print(
+                f"  run {i:2} {name:<8} {wall:5.2f} s wall, {cpu:5.2f} s CPU (load {load()})",
+                flush=True,
+            )
+    return out
 
 
 @contextlib.contextmanager
@@ -151,17 +172,15 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, help="an ingested data folder to reuse")
     parser.add_argument("--before", metavar="REF", help="also measure this git revision")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="footnote-coldstart-") as tmp:
-        lines = []
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="footnote-coldstart-")))
+        checkouts = {}
         if args.before:
-            print(f"{args.before}:", flush=True)
-            with checkout_of(args.before) as old:
-                walls, cpus = measure(old, Path(tmp) / "before", args.runs)
-            lines.append(summary(args.before, walls, cpus))
-        print("this checkout:", flush=True)
-        data_dir = args.data_dir or Path(tmp) / "now"
-        walls, cpus = measure(ROOT, data_dir, args.runs)
-        lines.append(summary("now", walls, cpus))
+            old = stack.enter_context(checkout_of(args.before))
+            checkouts[args.before] = (old, tmp / "before")
+        data_dir = args.data_dir or tmp / "now"
+        checkouts["now"] = (ROOT, data_dir)
+        results = measure(checkouts, args.runs)
         help_walls, help_cpus = measure_help(ROOT, data_dir, args.runs)
     print(f"\n{encoders()}")
     print(f"footnote ask {QUESTION!r} --user alice, one process per run (load {load()})")
@@ -170,8 +189,15 @@ def main() -> int:
         print(
             f"before   p50 {b['wall_p50_s']:5.2f} s wall, CPU {b['cpu_s']:.2f} s ({b['revision']})"
         )
-    for line in lines:
-        print(line)
+    for name, (walls, cpus) in results.items():
+        print(summary(name, walls, cpus))
+    if args.before:
+        (old_walls, old_cpus), (walls, cpus) = results[args.before], results["now"]
+        print(
+            f"now / {args.before}: wall p50 x{statistics.median(walls) / statistics.median(old_walls):.2f}, "
+            f"CPU p50 x{statistics.median(cpus) / statistics.median(old_cpus):.2f}"
+        )
+    walls = results["now"][0]
     p50 = statistics.median(walls)
     print(f"goal: p50 at most {GOAL_S} s — {'met' if p50 <= GOAL_S else 'not met'} on this run")
     help_p50 = statistics.median(help_walls)

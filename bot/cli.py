@@ -487,7 +487,7 @@ def print_passages(passages) -> None:
 def cmd_demo(args, settings: Settings) -> int:
     from bot.app import build_deps
 
-    deps = build_deps(settings)
+    deps = build_deps(settings, metrics=False)
     try:
         person = person_for(args, deps, announce=False)
         run_ingest(deps, EXAMPLES / "handbook", [])
@@ -499,10 +499,10 @@ def cmd_demo(args, settings: Settings) -> int:
 def cmd_ask(args, settings: Settings) -> int:
     from bot.app import build_deps
 
-    deps = build_deps(settings)
+    deps = build_deps(settings, metrics=False)  # a one-shot process: nothing scrapes it
     try:
+        preload_models(deps)  # first: the models load while the rest is imported and opened
         person = person_for(args, deps)
-        preload_models(deps)  # before the index: the models load while it opens
         require_documents(deps)
         terminal = TerminalChat(
             deps, person, show_trace=args.trace, as_json=args.json, auto_yes=args.yes
@@ -519,10 +519,10 @@ def cmd_ask(args, settings: Settings) -> int:
 def cmd_chat(args, settings: Settings) -> int:
     from bot.app import build_deps
 
-    deps = build_deps(settings)
+    deps = build_deps(settings, metrics=False)  # nothing scrapes a terminal chat
     try:
+        preload_models(deps)  # first: the models load while the rest is imported and opened
         person = person_for(args, deps, announce=False)
-        preload_models(deps)  # before the index: the models load while it opens
         require_documents(deps)
         return chat(deps, person, args)
     finally:

@@ -45,6 +45,36 @@ def test_the_answer_path_imports_no_parser_model_runtime_or_chat_sdk_before_it_n
     assert not (never | loaded_later) & modules, (never | loaded_later) & modules
 
 
+def test_the_composition_root_costs_nothing_until_a_client_is_asked_for():
+    """`build_deps` comes first in `footnote ask` so the models start loading at once: the
+    answer loop, the index engine, numpy and the telemetry come after, in their properties."""
+    modules = imported_by("from bot.app import build_deps")
+    later = {
+        "numpy",
+        "agent.loop",
+        "workflows",
+        "qdrant_edge",
+        "agent.retrieval",
+        "agent.telemetry",
+    }
+    assert not later & modules, later & modules
+
+
+def test_a_one_shot_ask_keeps_no_metrics_and_never_imports_their_client_or_the_tracing_sdk():
+    modules = imported_by(
+        "import bot.cli, bot.app, agent.assistant, agent.offline\n"
+        "deps = bot.app.build_deps(bot.cli.Settings(), metrics=False)\n"
+        "assert deps.telemetry.metrics is None\n"
+    )
+    assert "agent.telemetry" in modules
+    assert not {"prometheus_client", "opentelemetry.sdk"} & modules
+    served = imported_by(
+        "import bot.cli, bot.app\n"
+        "assert bot.app.build_deps(bot.cli.Settings()).telemetry.metrics is not None\n"
+    )
+    assert "prometheus_client" in served
+
+
 def test_openvino_comes_without_its_model_converter_which_stays_importable():
     modules = imported_by(
         "from ingest.openvino_models import import_openvino\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import gc
 import os
 import re
 import sqlite3
@@ -47,6 +48,21 @@ def main(argv: list[str] | None = None) -> int:
     return run(build_parser().parse_args(argv))
 
 
+# Commands that end the start-up themselves, once their answer loop is built; every other
+# command collects garbage from the moment its settings are read.
+LATE_SET_UP = ("ask", "chat")
+
+
+def set_up_done() -> None:
+    """The start-up is over: what it made stays for the life of the process, so the collector
+    leaves it out from now on (``gc.freeze``) and collects what comes after as usual. A no-op
+    unless ``bot.arguments.main`` turned the collector off (a test that calls ``run`` never
+    freezes its own objects)."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def run(args: argparse.Namespace) -> int:
     """A parsed command, run with the settings built once, here."""
     if not console.is_terminal:
@@ -57,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         for line in bad_settings.describe(exc, Settings):
             stderr.print(Text("configuration error: ", style="red") + plain(line))
         return 2
+    if args.command not in LATE_SET_UP:
+        set_up_done()
     try:
         return COMMANDS[args.command](args, settings)
     except ConfigError as exc:
@@ -507,6 +525,7 @@ def cmd_ask(args, settings: Settings) -> int:
         terminal = TerminalChat(
             deps, person, show_trace=args.trace, as_json=args.json, auto_yes=args.yes
         )
+        set_up_done()
         try:
             answer = terminal.ask(args.question)
         finally:
@@ -532,6 +551,7 @@ def cmd_chat(args, settings: Settings) -> int:
 def chat(deps, person: Person, args) -> int:
     """Questions until an empty line, Ctrl-D or Ctrl-C; every prompt is read on the main thread."""
     terminal = TerminalChat(deps, person, show_trace=args.trace, prompt_for_tickets=True)
+    set_up_done()
     console.print(
         plain(
             f"Chatting as {who(person)}{other_user_hint(args)}. Empty line, Ctrl-D or Ctrl-C quits."

@@ -95,3 +95,39 @@ def test_the_parser_names_every_answer_set_eval_knows():
     from bot.arguments import CORPORA
 
     assert CORPORA == DATASETS
+
+
+def test_a_command_starts_without_the_garbage_collector_and_freezes_its_start_up():
+    """`main` turns the collector off for the start-up (it would walk the start's objects ~150
+    times before the first answer); `set_up_done` freezes them and turns it back on."""
+    probe = (
+        "import gc, json, sys\n"
+        "import bot.cli\n"
+        "seen = {}\n"
+        "def run(args):\n"
+        "    seen['starting'] = gc.isenabled()\n"
+        "    bot.cli.set_up_done()\n"
+        "    seen['set_up'] = gc.isenabled()\n"
+        "    seen['frozen'] = gc.get_freeze_count()\n"
+        "    return 0\n"
+        "bot.cli.run = run\n"
+        "from bot.arguments import main\n"
+        "main(['ask', 'How many vacation days?'])\n"
+        "sys.stdout.write(json.dumps(seen))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["starting"] is False and seen["set_up"] is True and seen["frozen"] > 10_000
+
+
+def test_set_up_done_leaves_a_process_whose_collector_was_never_off_alone():
+    import gc
+
+    from bot.cli import set_up_done
+
+    frozen = gc.get_freeze_count()
+    set_up_done()
+    assert gc.isenabled() and gc.get_freeze_count() == frozen

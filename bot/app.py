@@ -167,11 +167,14 @@ class Deps:
         s = self.settings
         return open_index(qdrant, s.data_dir, self.embedders, s.embedding.sentence_vectors)
 
-    def close(self) -> None:
-        for index in self._extra_indexes:
-            index.close()
-        if "index" in self.__dict__:
-            self.index.close()
+    def close(self, index: bool = True) -> None:
+        """Close what was built. ``index=False`` leaves the indexes to the end of a process that
+        only read them and ends at once (``bot.cli.end_process``)."""
+        if index:
+            for extra in self._extra_indexes:
+                extra.close()
+            if "index" in self.__dict__:
+                self.index.close()
         if "telemetry" in self.__dict__:
             self.telemetry.close()
         close = getattr(self.__dict__.get("directory"), "close", None)

@@ -346,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     # ~150 times before the first answer, a tenth of a cold ``ask``'s main thread. The command
     # turns it back on once it is set up (``bot.cli.set_up_done``).
     gc.disable()
+    args.process_ends = True  # a one-shot command may end the process itself (bot.cli.end_process)
     from bot.cli import run
 
     return run(args)

@@ -7,6 +7,7 @@ code, and how fast Ctrl-C works.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -226,6 +227,23 @@ def test_ask_says_on_stderr_who_it_acts_as_and_keeps_json_clean(ingested):
         done.stderr
     )
     assert json.loads(done.stdout)["status"]  # stdout is the Answer and nothing else
+
+
+def test_ask_ends_its_process_at_once_with_everything_written_and_the_index_free(ingested):
+    """`footnote ask` ends with os._exit once the answer is out (bot.cli.end_process): the
+    whole answer is printed, its trace is kept, and the index is free for the next process."""
+    import sqlite3
+
+    def traces() -> int:
+        with contextlib.closing(sqlite3.connect(ingested / "traces.sqlite")) as db:
+            return int(db.execute("SELECT COUNT(*) FROM traces").fetchone()[0])
+
+    before = traces()
+    for _ in range(2):
+        done = footnote("ask", "How many vacation days can I carry over?", data_dir=ingested)
+        assert done.returncode == 0, done.stderr
+        assert STATUS.search(done.stdout), done.stdout  # the last line printed is there
+    assert traces() == before + 2
 
 
 def test_without_the_sample_directory_ask_needs_user(tmp_path, monkeypatch, capsys):

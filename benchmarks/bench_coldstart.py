@@ -13,7 +13,9 @@ shared machine the ratio of the two is the figure to quote.
 
 It also times ``footnote --help`` (the arguments alone, no model) and says which CPU features
 the encoders had: AVX2, AVX-512, AMX, and the precision OpenVINO compiled MiniLM for (bf16 only
-with AMX or AVX-512 BF16).
+with AMX or AVX-512 BF16). ``ONEDNN_MAX_CPU_ISA=AVX2`` in the environment makes a CPU with
+AVX-512 BF16 stand in for an AVX2-only one (float32, oneDNN's AVX2 kernels; an estimate, since
+OpenVINO's MLAS matrix products still use what the CPU has).
 
 The machine's other work shows in wall time; CPU time shows what the process itself costs.
 """
@@ -96,8 +98,11 @@ def encoders() -> str:
     here = machine()
     features = ", ".join(cpu_features()) or "none of AVX2 / AVX-512 / AMX"
     precision = "bf16" if here.bf16 else "f32"
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA")
+    capped = f" (capped: ONEDNN_MAX_CPU_ISA={cap})" if cap else ""
     return (
-        f"{here.cpu}; {features}; OpenVINO {here.openvino.split('-')[0]} runs MiniLM in {precision}"
+        f"{here.cpu}; {features}; OpenVINO {here.openvino.split('-')[0]} runs MiniLM in "
+        f"{precision}{capped}"
     )
 
 

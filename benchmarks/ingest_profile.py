@@ -1,14 +1,15 @@
 """Where an ingest's time goes: the sample handbook ingested once, stage by stage, beside the
 same encoders called directly on the same texts in the same run (``footnote bench ingest``).
 
-The ingest runs the encoders at the same time, each on a thread of its own: their rows overlap,
-and "encoders, all at once" is the wall time of both together, against both called directly one
-after the other. The ratio of each encoder's stage to its direct call is the overhead around the
-model (Python lists, batching, copies) and what the other encoder takes of the cores; what is
-left after the encoders is parsing, chunking, BM25 and the index. For MiniLM the arithmetic bound is printed too: multiply-adds per token over what one core
-multiplies per second (a float32 matrix product the size of MiniLM's, measured here, now), so
-"the encoders are the limit" can be checked against a number.
-"""
+The ingest reads (parses and chunks) files on a thread of its own while it embeds, and runs the
+encoders at the same time, each on a thread of its own: those rows overlap the others, and
+"encoders, all at once" is the wall time of both together, against both called directly one
+after the other. The ratio of each encoder's stage to its direct call is the overhead around
+the model (Python lists, batching, copies) and what the other encoder takes of the cores; what
+is left after the encoders is parsing, chunking, BM25 and the index. For MiniLM the arithmetic
+bound is printed too: multiply-adds per token over what one core multiplies per second (a
+float32 matrix product the size of MiniLM's, measured here, now), so "the encoders are the
+limit" can be checked against a number."""
 
 from __future__ import annotations
 
@@ -139,7 +140,11 @@ def profile(settings: Settings, folder: Path = HANDBOOK) -> int:
         if stage.startswith("encoders"):  # both at once, against both called one after the other
             call = (encoders_direct, 0.0)
         table.add_row(
-            f"  {stage} (at the same time)" if stage.startswith("encoder ") else stage,
+            f"  {stage} (at the same time)"
+            if stage.startswith("encoder ")
+            else f"{stage} (read ahead, beside the encoders)"
+            if stage in ("parse", "chunk")
+            else stage,
             f"{seconds:.2f}",
             f"{seconds / report.seconds:.0%}",
             f"{call[0]:.2f}" if call else "",

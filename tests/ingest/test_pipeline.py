@@ -354,20 +354,74 @@ def test_given_a_dict_an_ingest_adds_up_the_seconds_of_each_stage(tmp_path, embe
     ing.stages = {}
     report = ing.ingest(docs)
     encoders = {f"encoder {e.name}" for e in embedders}
+    read_ahead = {"parse", "chunk"}  # on a thread of their own, beside the encoders
     one_after_another = {
-        "parse",
-        "chunk",
         "sentences",
         "encoders, all at once",
         "sparse and payload",
         "index write",
         "index optimize",
     }
-    assert set(ing.stages) == one_after_another | encoders
+    assert set(ing.stages) == read_ahead | one_after_another | encoders
     assert all(s > 0 for s in ing.stages.values())
     assert sum(ing.stages[s] for s in one_after_another) <= report.seconds
+    assert sum(ing.stages[s] for s in read_ahead) <= report.seconds
     # the encoders run at the same time: each within the time of both together
     assert all(ing.stages[e] <= ing.stages["encoders, all at once"] for e in encoders)
     assert ing.chunks_written == report.chunks
     ing.ingest(docs)  # unchanged: nothing parsed into chunks again, nothing written
     assert ing.chunks_written == report.chunks
+
+
+def test_files_are_read_ahead_while_the_encoders_work(tmp_path, embedders):
+    """The last file is parsed while the first one's chunks are still being embedded: the
+    embedding waits for it, so without reading ahead it would wait in vain."""
+    import threading
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("a", "b", "c"):
+        (docs / f"{name}.md").write_text(md(name.upper(), f"Text about {name}."))
+    ing = make_ingester(tmp_path, embedders)
+    ing.batch_chunks = 1  # every document embedded and written on its own
+    last_read, load, embed = threading.Event(), ing.load, ing.embed_chunks
+    read_during_embedding: list[bool] = []
+
+    def loading(path, *args):
+        doc = load(path, *args)
+        if path.name == "c.md":
+            last_read.set()
+        return doc
+
+    def embedding(chunks):
+        if not read_during_embedding:  # a.md, the first batch
+            read_during_embedding.append(last_read.wait(timeout=60))
+        return embed(chunks)
+
+    ing.load, ing.embed_chunks = loading, embedding  # type: ignore[method-assign]
+    report = ing.ingest(docs)
+    assert read_during_embedding == [True]
+    assert report.added == ["docs/a.md", "docs/b.md", "docs/c.md"]
+
+
+def test_a_fault_reading_ahead_is_raised_by_the_ingest_and_the_reader_stops(tmp_path, embedders):
+    import threading
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("a", "b", "c"):
+        (docs / f"{name}.md").write_text(md(name.upper(), f"Text about {name}."))
+    ing = make_ingester(tmp_path, embedders)
+    load = ing.load
+
+    def loading(path, *args):
+        if path.name == "b.md":
+            raise PermissionError(13, "Permission denied", str(path))
+        return load(path, *args)
+
+    ing.load = loading  # type: ignore[method-assign]
+    with pytest.raises(PermissionError):
+        ing.ingest(docs)
+    for thread in [t for t in threading.enumerate() if t.name == "read-ahead"]:
+        thread.join(timeout=60)  # ends once it sees the ingest stopped reading
+        assert not thread.is_alive()

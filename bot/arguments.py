@@ -336,6 +336,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with ingest: only the handbook, stage by stage (parse, each encoder, sparse, index "
         "write) beside its encoders called directly; needs no evaluation data",
     )
+    p.add_argument(
+        "--folder",
+        type=Path,
+        default=None,
+        help="with ingest --profile: this folder instead of the sample handbook",
+    )
     return parser
 
 

@@ -1044,9 +1044,14 @@ def cmd_bench(args, settings: Settings) -> int:
         ) from exc
 
     if args.what == "ingest" and args.profile:
-        from benchmarks.ingest_profile import profile
+        from benchmarks.ingest_profile import HANDBOOK, profile
 
-        return profile(settings)
+        folder = args.folder or HANDBOOK
+        if not folder.is_dir():
+            raise ConfigError(f"--folder {folder} is not a folder of documents")
+        return profile(settings, folder)
+    if args.folder:
+        raise ConfigError("--folder goes with `footnote bench ingest --profile`")
     if args.what == "ingest" and args.workers:
         from benchmarks import workers
 

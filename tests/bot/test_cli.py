@@ -439,6 +439,14 @@ def test_bench_without_data_says_where_it_goes_and_fails(tmp_path, capsys, what)
     assert "scifact/qrels/test.tsv" in err and "--eval-dir" in err
 
 
+def test_bench_ingest_profile_takes_a_folder_and_says_what_is_wrong_with_one(tmp_path, capsys):
+    missing = tmp_path / "no-such-folder"
+    assert footnote_main(["bench", "ingest", "--profile", "--folder", str(missing)]) == 2
+    assert f"--folder {missing} is not a folder of documents" in capsys.readouterr().err
+    assert footnote_main(["bench", "ingest", "--folder", str(tmp_path)]) == 2
+    assert "--folder goes with `footnote bench ingest --profile`" in capsys.readouterr().err
+
+
 @pytest.mark.models  # `footnote bench` loads the embedders in its own process
 def test_bench_shows_progress(tmp_path):
     scifact = tmp_path / "eval" / "scifact"

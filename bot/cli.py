@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import errno
 import gc
 import os
@@ -70,8 +71,9 @@ def end_process(code: int) -> NoReturn:
     own tear-down would free the start's objects and the models one by one (~0.1 s), and
     closing Qdrant Edge rewrites its segment files and drops them from the page cache, so the
     next start would read the index back from disk (~0.1 s at each end)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a reader that went away: nothing to do
+            stream.flush()
     os._exit(code)
 
 

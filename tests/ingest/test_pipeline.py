@@ -146,8 +146,14 @@ KILL_SCRIPT = textwrap.dedent(
 
     deps = build_deps(Settings(data_dir=Path(sys.argv[2])))
     deps.ingester.batch_chunks = 1  # write each document as soon as it is embedded
+    stop_after = int(sys.argv[3])  # written documents; 0: never stop
+    written = 0
     def on_file(doc_id, status):
+        global written
         print(status, doc_id, flush=True)
+        written += status in ("added", "updated")
+        if written == stop_after:
+            sys.stdin.readline()  # wait here, mid-batch, for the SIGKILL: the test's chosen point
     deps.ingester.ingest(Path(sys.argv[1]), on_file=on_file)
     print("done", flush=True)
     """
@@ -170,8 +176,11 @@ def test_a_kill_mid_batch_leaves_each_document_fully_old_or_fully_new(tmp_path):
             (docs / f"doc{i:02d}.md").write_text(md(f"Doc {i}", body))
 
     def run(kill_after: int | None) -> list[str]:
+        """The ingest's lines; with ``kill_after``, it waits after that many documents are
+        written (reading its stdin) and is SIGKILLed there, however fast the machine."""
         proc = subprocess.Popen(
-            [sys.executable, "-c", KILL_SCRIPT, str(docs), str(data)],
+            [sys.executable, "-c", KILL_SCRIPT, str(docs), str(data), str(kill_after or 0)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             cwd=Path(__file__).resolve().parents[2],
@@ -190,13 +199,14 @@ def test_a_kill_mid_batch_leaves_each_document_fully_old_or_fully_new(tmp_path):
                 proc.kill()
                 break
         proc.wait(timeout=60)
+        proc.stdin.close()
         return seen
 
     write("v1", paragraphs=4)
     assert run(None)[-1] == "done"
     write("v2", paragraphs=1)  # every document changes and shrinks
     seen = run(kill_after=5)
-    assert "done" not in seen
+    assert "done" not in seen and sum(s.startswith("updated") for s in seen) == 5
 
     index = EdgeIndex(data / "index", {"minilm": 384, "use": 512, "use_sentences": 512})
     states = []

@@ -534,8 +534,8 @@ def cmd_ask(args, settings: Settings) -> int:
     deps = build_deps(settings, metrics=False)  # a one-shot process: nothing scrapes it
     ends = getattr(args, "process_ends", False)  # set by bot.arguments.main, not by tests
     try:
-        preload_models(deps)  # first: the models load while the rest is imported and opened
-        person = person_for(args, deps)
+        person = person_for(args, deps)  # a mistyped user stops here, before any model loads
+        preload_models(deps)  # then the models load while the rest is imported and opened
         require_documents(deps)
         terminal = TerminalChat(
             deps, person, show_trace=args.trace, as_json=args.json, auto_yes=args.yes
@@ -559,8 +559,8 @@ def cmd_chat(args, settings: Settings) -> int:
 
     deps = build_deps(settings, metrics=False)  # nothing scrapes a terminal chat
     try:
-        preload_models(deps)  # first: the models load while the rest is imported and opened
-        person = person_for(args, deps, announce=False)
+        person = person_for(args, deps, announce=False)  # a mistyped user stops here
+        preload_models(deps)  # then the models load while the rest is imported and opened
         require_documents(deps)
         return chat(deps, person, args)
     finally:

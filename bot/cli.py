@@ -105,6 +105,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:
         stderr.print()  # the shell prompt starts on a line of its own
+        if getattr(args, "process_ends", False):
+            # Ctrl-C ends the process at once, as a kill would (every store here survives one:
+            # the tests kill ingests and syncs mid-batch), the command's own clean-up done:
+            # neither models still loading in native code nor the tear-down hold it.
+            end_process(130)
         if any(t.name == PRELOAD and t.is_alive() for t in threading.enumerate()):
             # A busy machine may still be loading the models, in native code that cannot be
             # interrupted: exit now rather than hold Ctrl-C for the seconds that takes.
@@ -558,13 +563,19 @@ def cmd_chat(args, settings: Settings) -> int:
     from bot.app import build_deps
 
     deps = build_deps(settings, metrics=False)  # nothing scrapes a terminal chat
+    ends = getattr(args, "process_ends", False)  # set by bot.arguments.main, not by tests
     try:
         person = person_for(args, deps, announce=False)  # a mistyped user stops here
         preload_models(deps)  # then the models load while the rest is imported and opened
         require_documents(deps)
-        return chat(deps, person, args)
+        code = chat(deps, person, args)
     finally:
-        deps.close()
+        # Only reading was done (tickets go to their own store): a process about to end,
+        # Ctrl-C included, leaves the index to its end.
+        deps.close(index=not ends)
+    if ends:
+        end_process(code)
+    return code
 
 
 def chat(deps, person: Person, args) -> int:

@@ -164,10 +164,12 @@ def profile(settings: Settings, folder: Path = HANDBOOK) -> int:
         f"{'bf16' if here.bf16 else 'f32'}), {settings.embedding.threads} threads, load "
         f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}"
     )
+    cores = os.cpu_count() or 1
     console.print(
         f"{n / report.seconds:.1f} chunks/s wall, {report.chunks_per_cpu_s:.1f} chunks per "
-        f"CPU-second ({report.cpu_seconds:.1f} CPU-s); the encoders called directly: "
-        f"{n / encoders_direct:.1f} chunks/s"
+        f"CPU-second ({report.cpu_seconds:.1f} CPU-s): at most "
+        f"{report.chunks_per_cpu_s * cores:.0f} chunks/s on this machine's {cores} cores with "
+        f"nothing else running; the encoders called directly: {n / encoders_direct:.1f} chunks/s"
     )
     kinds = ", ".join(
         f"{k}: {chunks_by_kind[k]} chunks, parsed in {parsed[k]:.2f} s"
@@ -181,12 +183,15 @@ def profile(settings: Settings, folder: Path = HANDBOOK) -> int:
         lengths = [len(x.ids) for x in wordpiece(256).encode_batch(texts)]
         tokens, mean = sum(lengths), statistics.mean(lengths)
         threads = settings.embedding.threads
-        per_core = tokens / direct["minilm"][0] / threads
+        # per CPU-second, not per wall second over the threads: on a shared machine the threads
+        # may not have had a core each
+        per_core = tokens / direct["minilm"][1]
         gflops = core_gflops()
         bound = gflops * 1e9 / minilm_flops_per_token(mean)
         console.print(
             f"MiniLM: {tokens} tokens ({mean:.0f} a chunk) in {direct['minilm'][0]:.2f} s on "
-            f"{threads} threads = {per_core:.0f} tokens/s per core; one core multiplies "
+            f"{threads} threads, {direct['minilm'][1]:.2f} CPU-s = {per_core:.0f} tokens per "
+            "CPU-second; one core multiplies "
             f"{gflops:.0f} GFLOP/s here now, {minilm_flops_per_token(mean) / 1e6:.0f} MFLOP a "
             f"token: at most {bound:.0f} tokens/s per core ({per_core / bound:.0%} of it), "
             f"{bound * threads / mean:.0f} chunks/s on {threads} cores for MiniLM alone"

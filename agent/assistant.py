@@ -203,24 +203,31 @@ class Assistant:
 
 
 class _LazyStats:
-    """Term rarity from the live index, rebuilt when the index size changes; kept in ``cache``
-    (a file) between processes."""
+    """Term rarity from the live index, rebuilt when the index changes; kept in ``cache`` (a
+    file) between processes. Where the index has a version (Qdrant Edge) that is what is
+    watched, and the texts are read only when it moved; else (a Qdrant server) the count."""
 
     def __init__(
         self, index: Index, known: frozenset[str] = frozenset(), cache: Path | None = None
     ):
         self.index, self.known, self.cache = index, known, cache
         self._stats: TermStats | None = None
-        self._count = -1
+        self._seen: str | int | None = None
         self._lock = threading.Lock()
 
     def __call__(self) -> TermStats:
-        count = self.index.count()
+        version = self.index.version()
+        seen = version if version is not None else self.index.count()
         with self._lock:
             stats = self._stats
-            if stats is None or count != self._count:
-                stats = TermStats.cached(self.index.texts(STATS_SAMPLE), self.known, self.cache)
-                self._stats, self._count = stats, count
+            if stats is None or seen != self._seen:
+                if version is not None and self.cache is not None:
+                    stats = TermStats.cached_for(
+                        version, lambda: self.index.texts(STATS_SAMPLE), self.known, self.cache
+                    )
+                else:
+                    stats = TermStats.cached(self.index.texts(STATS_SAMPLE), self.known, self.cache)
+                self._stats, self._seen = stats, seen
             return stats
 
 

@@ -22,15 +22,6 @@ from typing import TYPE_CHECKING
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
-    generate_latest,
-    push_to_gateway,
-)
 
 from agent.settings import TelemetrySettings
 
@@ -52,6 +43,10 @@ class Metrics:
     """Every Prometheus series Footnote exports; docs/operations.md says what each one means."""
 
     def __init__(self) -> None:
+        # Imported here: a process that keeps no metrics (a one-shot ``footnote ask``) never
+        # pays for the client (~20 ms of its start, most of it http.server and urllib).
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
         r = self.registry = CollectorRegistry()
         self.turns = Counter(
             "footnote_turns", "Turns answered, by outcome.", ["status"], registry=r
@@ -109,6 +104,8 @@ class Metrics:
 
     def render(self) -> tuple[bytes, str]:
         """The exposition text for ``/metrics`` and its content type."""
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
@@ -245,6 +242,8 @@ class Telemetry:
         if not report.failed:
             m.ingest_last_success.set_to_current_time()
         if self.pushgateway_url:
+            from prometheus_client import push_to_gateway
+
             push_to_gateway(self.pushgateway_url, job=job, registry=m.registry, timeout=5)
 
     def close(self) -> None:
@@ -271,15 +270,19 @@ def otlp_traces_url(endpoint: str) -> str:
     return endpoint if endpoint.endswith("/v1/traces") else endpoint + "/v1/traces"
 
 
-def build_telemetry(t: TelemetrySettings, exporter: SpanExporter | None = None) -> Telemetry:
-    """Metrics always; a tracer that exports over OTLP/HTTP when an endpoint is set, or to
-    ``exporter`` (tests pass the SDK's in-memory one). Otherwise spans cost nothing."""
+def build_telemetry(
+    t: TelemetrySettings, exporter: SpanExporter | None = None, *, metrics: bool = True
+) -> Telemetry:
+    """Metrics (unless ``metrics`` is False: a process nobody scrapes and that pushes nothing);
+    a tracer that exports over OTLP/HTTP when an endpoint is set, or to ``exporter`` (tests pass
+    the SDK's in-memory one). Otherwise spans cost nothing, and the SDK is not even imported."""
+    kept = Metrics() if metrics else None
+    if exporter is None and not t.otlp_endpoint:
+        return Telemetry(kept, pushgateway_url=t.pushgateway_url)
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
-    if exporter is None and not t.otlp_endpoint:
-        return Telemetry(Metrics(), pushgateway_url=t.pushgateway_url)
     provider = TracerProvider(resource=Resource.create({"service.name": t.service_name}))
     if exporter is not None:
         provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -289,4 +292,4 @@ def build_telemetry(t: TelemetrySettings, exporter: SpanExporter | None = None) 
         provider.add_span_processor(
             BatchSpanProcessor(OTLPSpanExporter(endpoint=otlp_traces_url(t.otlp_endpoint)))
         )
-    return Telemetry(Metrics(), provider.get_tracer("footnote"), provider, t.pushgateway_url)
+    return Telemetry(kept, provider.get_tracer("footnote"), provider, t.pushgateway_url)

@@ -5,14 +5,17 @@ It ingests the sample handbook into a temporary folder (or uses ``--data-dir``),
 cache and the model caches under the data dir (as any earlier run on the machine would), then
 times ``--runs`` more and prints the p50, the spread and the CPU time the processes used.
 ``--before REF`` measures a git revision the same way (its own checkout and index, this venv),
-for a before/after on the same machine at the same moment.
+its runs taking turns with this checkout's, so the machine's load falls on both alike: on a
+shared machine the ratio of the two is the figure to quote.
 
     python benchmarks/bench_coldstart.py                  # this checkout, 10 runs
     python benchmarks/bench_coldstart.py --before main    # and main, for comparison
 
 It also times ``footnote --help`` (the arguments alone, no model) and says which CPU features
 the encoders had: AVX2, AVX-512, AMX, and the precision OpenVINO compiled MiniLM for (bf16 only
-with AMX or AVX-512 BF16).
+with AMX or AVX-512 BF16). ``ONEDNN_MAX_CPU_ISA=AVX2`` in the environment makes a CPU with
+AVX-512 BF16 stand in for an AVX2-only one (float32, oneDNN's AVX2 kernels; an estimate, since
+OpenVINO's MLAS matrix products still use what the CPU has).
 
 The machine's other work shows in wall time; CPU time shows what the process itself costs.
 """
@@ -35,11 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "How many vacation days can I carry over?"
 GOAL_S = 1.0
 HELP_GOAL_S = 0.3
-# The revision before the loading work of bot/arguments.py and ingest/openvino_models.py, 7 runs
-# on a 2-core AMD EPYC (AVX2, no AVX-512; load average ~11 from other jobs, so wall times are
-# inflated: CPU time is the steadier figure). This checkout measured 4.78 s wall, 2.27 s CPU in
-# the same run (`--before 5dcf83f --runs 7`).
-BEFORE = {"revision": "5dcf83f", "wall_p50_s": 6.39, "cpu_s": 3.18}
+# 209f2dd, measured with `--before 209f2dd --runs 9` beside this work's last commit on 2 vCPUs of
+# a Zen 4 AMD EPYC (AVX-512 BF16: MiniLM in bf16) that another job held about half of (load
+# 4.7-6.7): wall times are one core's. Printed when --before is not given; pass it for a ratio.
+BEFORE = {"revision": "209f2dd", "wall_p50_s": 1.94, "cpu_s": 1.61}
 
 
 def footnote(checkout: Path, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -95,29 +97,52 @@ def encoders() -> str:
     here = machine()
     features = ", ".join(cpu_features()) or "none of AVX2 / AVX-512 / AMX"
     precision = "bf16" if here.bf16 else "f32"
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA")
+    capped = f" (capped: ONEDNN_MAX_CPU_ISA={cap})" if cap else ""
     return (
-        f"{here.cpu}; {features}; OpenVINO {here.openvino.split('-')[0]} runs MiniLM in {precision}"
+        f"{here.cpu}; {features}; OpenVINO {here.openvino.split('-')[0]} runs MiniLM in "
+        f"{precision}{capped}"
     )
 
 
-def measure(checkout: Path, data_dir: Path, runs: int) -> tuple[list[float], list[float]]:
-    """Wall and CPU seconds of each of ``runs`` asks, after one unmeasured warm-up."""
+def ingested(checkout: Path, data_dir: Path) -> None:
+    """The handbook ingested into ``data_dir`` by ``checkout``'s own code, once."""
     if not (data_dir / "index").exists():
         done = footnote(checkout, data_dir, "ingest", str(checkout / "examples" / "handbook"))
         if done.returncode != 0:
             raise SystemExit(f"ingest failed in {checkout}:\n{done.stderr}")
-    walls, cpus = [], []
-    for i in range(runs + 1):
-        cpu0, t0 = children_cpu(), time.perf_counter()
-        done = footnote(checkout, data_dir, "ask", QUESTION, "--user", "alice")
-        wall, cpu = time.perf_counter() - t0, children_cpu() - cpu0
-        if done.returncode != 0 or "[1]" not in done.stdout:
-            raise SystemExit(f"ask failed in {checkout}:\n{done.stdout}\n{done.stderr}")
-        if i:  # the first run fills the caches
-            walls.append(wall)
-            cpus.append(cpu)
-            print(f"  run {i:2}: {wall:5.2f} s wall, {cpu:5.2f} s CPU", flush=True)
-    return walls, cpus
+
+
+def ask_once(checkout: Path, data_dir: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one whole ``footnote ask`` process."""
+    cpu0, t0 = children_cpu(), time.perf_counter()
+    done = footnote(checkout, data_dir, "ask", QUESTION, "--user", "alice")
+    wall, cpu = time.perf_counter() - t0, children_cpu() - cpu0
+    if done.returncode != 0 or "[1]" not in done.stdout:
+        raise SystemExit(f"ask failed in {checkout}:\n{done.stdout}\n{done.stderr}")
+    return wall, cpu
+
+
+def measure(
+    checkouts: dict[str, tuple[Path, Path]], runs: int
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Wall and CPU seconds of ``runs`` asks per checkout, after one unmeasured warm-up each
+    (it fills the disk cache and the model caches, as any earlier run on the machine would).
+    The checkouts take turns run by run, so a change in the machine's load falls on all alike."""
+    for checkout, data_dir in checkouts.values():
+        ingested(checkout, data_dir)
+        ask_once(checkout, data_dir)
+    out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in checkouts}
+    for i in range(1, runs + 1):
+        for name, (checkout, data_dir) in checkouts.items():
+            wall, cpu = ask_once(checkout, data_dir)
+            out[name][0].append(wall)
+            out[name][1].append(cpu)
+            print(
+                f"  run {i:2} {name:<8} {wall:5.2f} s wall, {cpu:5.2f} s CPU (load {load()})",
+                flush=True,
+            )
+    return out
 
 
 @contextlib.contextmanager
@@ -151,27 +176,33 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, help="an ingested data folder to reuse")
     parser.add_argument("--before", metavar="REF", help="also measure this git revision")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="footnote-coldstart-") as tmp:
-        lines = []
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="footnote-coldstart-")))
+        checkouts = {}
         if args.before:
-            print(f"{args.before}:", flush=True)
-            with checkout_of(args.before) as old:
-                walls, cpus = measure(old, Path(tmp) / "before", args.runs)
-            lines.append(summary(args.before, walls, cpus))
-        print("this checkout:", flush=True)
-        data_dir = args.data_dir or Path(tmp) / "now"
-        walls, cpus = measure(ROOT, data_dir, args.runs)
-        lines.append(summary("now", walls, cpus))
+            old = stack.enter_context(checkout_of(args.before))
+            checkouts[args.before] = (old, tmp / "before")
+        data_dir = args.data_dir or tmp / "now"
+        checkouts["now"] = (ROOT, data_dir)
+        results = measure(checkouts, args.runs)
         help_walls, help_cpus = measure_help(ROOT, data_dir, args.runs)
     print(f"\n{encoders()}")
     print(f"footnote ask {QUESTION!r} --user alice, one process per run (load {load()})")
     if not args.before:
         b = BEFORE
         print(
-            f"before   p50 {b['wall_p50_s']:5.2f} s wall, CPU {b['cpu_s']:.2f} s ({b['revision']})"
+            f"before   p50 {b['wall_p50_s']:5.2f} s wall, CPU {b['cpu_s']:.2f} s ({b['revision']}, "
+            "measured elsewhere: see BEFORE)"
         )
-    for line in lines:
-        print(line)
+    for name, (walls, cpus) in results.items():
+        print(summary(name, walls, cpus))
+    if args.before:
+        (old_walls, old_cpus), (walls, cpus) = results[args.before], results["now"]
+        print(
+            f"now / {args.before}: wall p50 x{statistics.median(walls) / statistics.median(old_walls):.2f}, "
+            f"CPU p50 x{statistics.median(cpus) / statistics.median(old_cpus):.2f}"
+        )
+    walls = results["now"][0]
     p50 = statistics.median(walls)
     print(f"goal: p50 at most {GOAL_S} s — {'met' if p50 <= GOAL_S else 'not met'} on this run")
     help_p50 = statistics.median(help_walls)

@@ -1,4 +1,10 @@
-"""The composition root: settings in, every client built once, passed down as ``Deps``."""
+"""The composition root: settings in, every client built once, passed down as ``Deps``.
+
+Each client's module is imported by the property that builds it, so ``build_deps`` itself costs
+nothing and a command pays only for the clients it touches: ``footnote ask`` starts loading the
+models (``bot.cli.preload_models``) before it has imported the answer loop, the index or the
+telemetry.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +13,18 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from agent.desk import SqliteCRM
-from agent.fallback import CollectionFallback
-from agent.retrieval import Retriever
-from agent.telemetry import Telemetry, build_telemetry
-from bot.directory import Directory, FileDirectory
-from bot.settings import Settings
-from ingest.backends import build_embedders, open_index
-from ingest.embed import Embedder
-from ingest.index import Index
-from ingest.settings import QdrantSettings
-from ingest.sparse import BM25Encoder
-
 if TYPE_CHECKING:
+    from agent.desk import SqliteCRM
+    from agent.fallback import CollectionFallback
+    from agent.retrieval import Retriever
+    from agent.telemetry import Telemetry
+    from bot.directory import Directory
+    from bot.settings import Settings
+    from ingest.embed import Embedder
+    from ingest.index import Index
     from ingest.pipeline import Ingester
+    from ingest.settings import QdrantSettings
+    from ingest.sparse import BM25Encoder
     from ingest.workers import WorkerPool
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -30,15 +34,22 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 @dataclass
 class Deps:
     settings: Settings
+    # False for a process nobody scrapes and that pushes nothing (a one-shot ``footnote ask``):
+    # its telemetry keeps no Prometheus series.
+    metrics: bool = True
     _extra_indexes: list[Index] = field(default_factory=list)
 
     @cached_property
     def embedders(self) -> list[Embedder]:
+        from ingest.backends import build_embedders
+
         s = self.settings
         return build_embedders(s.embedding, s.cohere, cache_dir=s.data_dir / "cache")
 
     @cached_property
     def sparse(self) -> BM25Encoder:
+        from ingest.sparse import BM25Encoder
+
         return BM25Encoder.from_settings(self.settings.retrieval)
 
     @cached_property
@@ -48,6 +59,7 @@ class Deps:
     @cached_property
     def retriever(self) -> Retriever:
         from agent.rerank import build_reranker
+        from agent.retrieval import Retriever
 
         return Retriever(
             self.index,
@@ -93,12 +105,17 @@ class Deps:
                 negative_ttl_s=s.directory.negative_ttl_s,
                 worth=graph.asks_about,
             )
+        from bot.directory import FileDirectory
+
         return FileDirectory.load(s.directory_file)
 
     @cached_property
     def telemetry(self) -> Telemetry:
-        """Metrics for /metrics, and traces to FOOTNOTE_TELEMETRY__OTLP_ENDPOINT when it is set."""
-        return build_telemetry(self.settings.telemetry)
+        """Metrics for /metrics (unless ``metrics`` is False), and traces to
+        FOOTNOTE_TELEMETRY__OTLP_ENDPOINT when it is set."""
+        from agent.telemetry import build_telemetry
+
+        return build_telemetry(self.settings.telemetry, metrics=self.metrics)
 
     @cached_property
     def fallback(self) -> CollectionFallback | None:
@@ -106,6 +123,9 @@ class Deps:
         fb = self.settings.fallback
         if fb is None:
             return None
+        from agent.fallback import CollectionFallback
+        from agent.retrieval import Retriever
+
         index = self._open(self.settings.qdrant.model_copy(update={"collection": fb.collection}))
         self._extra_indexes.append(index)
         return CollectionFallback(
@@ -115,6 +135,8 @@ class Deps:
     @cached_property
     def crm(self) -> SqliteCRM:
         """The demo CRM in the data dir, first filled from ``crm.json`` next to the directory file."""
+        from agent.desk import SqliteCRM
+
         s = self.settings
         return SqliteCRM(s.data_dir / "crm.sqlite", s.directory_file.parent / "crm.json")
 
@@ -140,14 +162,19 @@ class Deps:
         return WorkerPool(workers, setup)
 
     def _open(self, qdrant: QdrantSettings) -> Index:
+        from ingest.backends import open_index
+
         s = self.settings
         return open_index(qdrant, s.data_dir, self.embedders, s.embedding.sentence_vectors)
 
-    def close(self) -> None:
-        for index in self._extra_indexes:
-            index.close()
-        if "index" in self.__dict__:
-            self.index.close()
+    def close(self, index: bool = True) -> None:
+        """Close what was built. ``index=False`` leaves the indexes to the end of a process that
+        only read them and ends at once (``bot.cli.end_process``)."""
+        if index:
+            for extra in self._extra_indexes:
+                extra.close()
+            if "index" in self.__dict__:
+                self.index.close()
         if "telemetry" in self.__dict__:
             self.telemetry.close()
         close = getattr(self.__dict__.get("directory"), "close", None)
@@ -155,5 +182,5 @@ class Deps:
             close()
 
 
-def build_deps(settings: Settings) -> Deps:
-    return Deps(settings)
+def build_deps(settings: Settings, *, metrics: bool = True) -> Deps:
+    return Deps(settings, metrics=metrics)

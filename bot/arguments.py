@@ -8,6 +8,7 @@ Only a parsed command goes on to ``bot.cli.run``.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 
@@ -335,11 +336,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="with ingest: only the handbook, stage by stage (parse, each encoder, sparse, index "
         "write) beside its encoders called directly; needs no evaluation data",
     )
+    p.add_argument(
+        "--folder",
+        type=Path,
+        default=None,
+        help="with ingest --profile: this folder instead of the sample handbook",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # No cyclic garbage collection while the command starts: what a start makes (modules,
+    # classes, settings, clients) lives as long as the process, yet the collector would walk it
+    # ~150 times before the first answer, a tenth of a cold ``ask``'s main thread. The command
+    # turns it back on once it is set up (``bot.cli.set_up_done``).
+    gc.disable()
+    args.process_ends = True  # a one-shot command may end the process itself (bot.cli.end_process)
     from bot.cli import run
 
     return run(args)

@@ -41,7 +41,7 @@ def build_embedders(
                 )
             )
         elif name == "use":
-            embedders.append(UseEmbedder(threads=embedding.threads, cache_dir=cache_dir))
+            embedders.append(UseEmbedder(cache_dir=cache_dir))
         elif name == "cohere":
             if cohere is None:
                 raise ConfigError("embedding model 'cohere' needs FOOTNOTE_COHERE__API_KEY")

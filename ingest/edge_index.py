@@ -232,6 +232,13 @@ class EdgeIndex:
             CountRequest(exact=True, filter=Filter(must_not=[_cond("acl", TOMBSTONE_ACL)]))
         )
 
+    def version(self) -> str:
+        """Every segment's id and the number of the last operation applied to it, as Qdrant
+        Edge keeps them in each segment's ``segment.json`` (read from memory, well under a
+        millisecond): any write moves one; a new segment (an optimize) gets a new id."""
+        manifest = self.shard.snapshot_manifest()
+        return ",".join(sorted(f"{sid}:{seg['segment_version']}" for sid, seg in manifest.items()))
+
     def metadata(self) -> dict[str, Any]:
         path = self.path / METADATA_FILE
         recorded: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}

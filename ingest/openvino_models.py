@@ -72,13 +72,32 @@ class Machine:
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+# oneDNN's instruction-set caps below AVX-512 BF16 (``ONEDNN_MAX_CPU_ISA``, which OpenVINO's
+# kernels obey): under one, a CPU that has bf16 is treated as one without it.
+_NO_BF16_ISAS = {
+    "SSE41",
+    "AVX",
+    "AVX2",
+    "AVX2_VNNI",
+    "AVX2_VNNI_2",
+    "AVX512_CORE",
+    "AVX512_CORE_VNNI",
+}
+
+
 @lru_cache(maxsize=1)
 def machine() -> Machine:
+    """This CPU as OpenVINO sees it. ``ONEDNN_MAX_CPU_ISA=AVX2`` makes a CPU with AVX-512 BF16
+    stand in for one with AVX2 only: float32, oneDNN's AVX2 kernels, a cache of its own (the
+    matrix products OpenVINO hands to MLAS still use what the CPU has, so it is an estimate)."""
     ov, c = import_openvino(), core()
+    capabilities = set(c.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+    if os.environ.get("ONEDNN_MAX_CPU_ISA", "").upper() in _NO_BF16_ISAS:
+        capabilities.discard("BF16")
     return Machine(
         openvino=ov.get_version(),
         cpu=str(c.get_property("CPU", "FULL_DEVICE_NAME")),
-        capabilities=tuple(sorted(c.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))),
+        capabilities=tuple(sorted(capabilities)),
     )
 
 
@@ -138,8 +157,8 @@ def compile_model(
         "ENABLE_CPU_PINNING": False,
     }
     here = machine()
-    if here.bf16:
-        config["INFERENCE_PRECISION_HINT"] = "bf16"
+    # Said either way: OpenVINO would pick bf16 by itself on a CPU that has it.
+    config["INFERENCE_PRECISION_HINT"] = "bf16" if here.bf16 else "f32"
     if cache_dir is None:
         return core().compile_model(build(weights), "CPU", config)
     try:

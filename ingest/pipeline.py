@@ -10,10 +10,14 @@ documents for speed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,14 +153,10 @@ class Ingester:
                 self.apply(plan, report, on_file)
             paths = []  # written: what follows only deletes
         pending: list[tuple[Document, list[Chunk], str]] = []
-        for path in paths:
-            doc_id = prefix + path.relative_to(root).as_posix()
+        for doc_id, doc, chunks in self._read_ahead(paths, root, prefix, list(default_acl), known):
             seen.add(doc_id)
-            try:
-                with self._stage("parse"):
-                    doc = self.load(path, root, doc_id, list(default_acl))
-            except BadDocument as exc:
-                report.failed.append((doc_id, str(exc)))
+            if isinstance(doc, BadDocument):
+                report.failed.append((doc_id, str(doc)))
                 on_file(doc_id, "failed")
                 continue
             old = known.get(doc_id)
@@ -165,12 +165,6 @@ class Ingester:
                 report.admins_only += [doc_id] if doc.no_rule else []
                 on_file(doc_id, "unchanged")
                 continue
-            with self._stage("chunk"):
-                chunks = chunk_document(
-                    doc,
-                    max_tokens=self.settings.chunk_tokens,
-                    overlap=self.settings.chunk_overlap,
-                )
             if not chunks:
                 report.failed.append((doc_id, "no text to index"))
                 on_file(doc_id, "failed")
@@ -196,6 +190,64 @@ class Ingester:
         report.seconds = time.perf_counter() - started
         report.cpu_seconds = time.process_time() - cpu
         return report
+
+    def _read_ahead(
+        self,
+        paths: Sequence[Path],
+        root: Path,
+        prefix: str,
+        default_acl: list[str],
+        known: dict[str, DocState],
+    ) -> Iterator[tuple[str, Document | BadDocument, list[Chunk]]]:
+        """Each path's document id, its document (or why it is not one) and its chunks (none
+        when it is unchanged), in order, read on a thread of its own a few documents ahead of
+        the caller, who embeds and writes them: parsing (a PDF's layout analysis above all) and
+        chunking run while the encoders do, instead of between their batches. A fault other
+        than a bad document is raised here, in the caller."""
+        ahead: queue.Queue[Any] = queue.Queue(maxsize=16)
+        stop = threading.Event()
+
+        def put(item: Any) -> None:
+            while not stop.is_set():  # the caller stopped reading: drop it
+                with contextlib.suppress(queue.Full):
+                    ahead.put(item, timeout=0.1)
+                    return
+
+        def read() -> None:
+            try:
+                for path in paths:
+                    if stop.is_set():
+                        return
+                    doc_id = prefix + path.relative_to(root).as_posix()
+                    try:
+                        with self._stage("parse"):
+                            doc = self.load(path, root, doc_id, default_acl)
+                    except BadDocument as exc:
+                        put((doc_id, exc, []))
+                        continue
+                    old, chunks = known.get(doc_id), []
+                    if not (old and old.content_hash == doc.content_hash):
+                        with self._stage("chunk"):
+                            chunks = chunk_document(
+                                doc,
+                                max_tokens=self.settings.chunk_tokens,
+                                overlap=self.settings.chunk_overlap,
+                            )
+                    put((doc_id, doc, chunks))
+            except BaseException as exc:  # a disk fault, a bug: the caller raises it
+                put(exc)
+            finally:
+                put(_READ)
+
+        # A daemon: it only reads files, and a caller that stops early must not wait for it.
+        threading.Thread(target=read, name="read-ahead", daemon=True).start()
+        try:
+            while (item := ahead.get()) is not _READ:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            stop.set()
 
     def add_documents(
         self,
@@ -337,9 +389,22 @@ class Ingester:
             said = [sentences(c.body) for c in chunks]
         per_chunk = [group or [c.text] for c, group in zip(chunks, said, strict=True)]
         dense: dict[str, list[list[float]]] = {}
-        for e in self.embedders:
+
+        def encode(e: Embedder) -> None:
             with self._stage(f"encoder {e.name}"):
                 self._embed_with(e, chunks, texts, said, per_chunk, dense)
+
+        with self._stage("encoders, all at once"):
+            if len(self.embedders) < 2:
+                for e in self.embedders:
+                    encode(e)
+            else:
+                # Each model on a thread of its own, at the same time: both spend their time in
+                # native code that lets go of the GIL (OpenVINO, BLAS), so on two cores MiniLM
+                # and USE overlap instead of taking turns.
+                with ThreadPoolExecutor(len(self.embedders), thread_name_prefix="encode") as pool:
+                    for done in [pool.submit(encode, e) for e in self.embedders]:
+                        done.result()
         points = []
         with self._stage("sparse and payload"):
             for i, c in enumerate(chunks):
@@ -502,6 +567,9 @@ class Ingester:
             report.chunks += len(chunks)
             self.chunks_written += len(chunks)
             on_file(doc.doc_id, status)
+
+
+_READ = object()  # the read-ahead thread's last item: every path was read
 
 
 def through_link(path: Path, root: Path) -> Path | None:

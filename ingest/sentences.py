@@ -114,7 +114,17 @@ _ABBREVIATIONS = set(
 )
 _END = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s)|[。！？]+[」』”’）)]*")
 _NEXT = re.compile(r"\s+(?=\S)")
-_WORD_BEFORE = re.compile(r"(\S+)$")
+
+
+def _word_before(text: str, end: int) -> str:
+    """The run of non-space characters that ends at ``end`` ("" after a space). Walked back
+    from ``end``: a regex anchored there (``\\S+$`` searched from the line's start) tried every
+    position before it, quadratic in a long paragraph's length (4.5 of the 4.7 s the SQuAD
+    articles took to chunk)."""
+    start = end
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    return text[start:end]
 
 
 def _ends_sentence(text: str, end: int, stop: int) -> bool:
@@ -130,8 +140,7 @@ def _ends_sentence(text: str, end: int, stop: int) -> bool:
         return False
     if "." not in text[end - 1 : end] and "." not in text[max(0, end - 3) : end]:
         return True  # ! ? …
-    word = _WORD_BEFORE.search(text, 0, end)
-    token = word.group(1).rstrip(".\"'”’»)]").lower() if word else ""
+    token = _word_before(text, end).rstrip(".\"'”’»)]").lower()
     token = token.lstrip("(\"'“‘«[")
     if token in _ABBREVIATIONS:
         return False

@@ -203,6 +203,10 @@ class ServerIndex:
         )
         return [p.get("text", "") for p in self._scroll(f, ["text"], limit)]
 
+    def version(self) -> None:
+        """A collection has no operation counter that covers every shard and replica."""
+        return None
+
     def count(self) -> int:
         f = models.Filter(
             must_not=[

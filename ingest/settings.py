@@ -40,7 +40,7 @@ class EmbeddingSettings(BaseModel):
     # R@5 0.922 / 0.923 → 0.947 / 0.946; ingest encodes ~60% more text with USE.
     sentence_vectors: list[Literal["minilm", "use", "cohere"]] = ["use"]
     cohere_model: str = "embed-multilingual-v3.0"
-    threads: int = 2
+    threads: int = 2  # MiniLM's (OpenVINO); USE encodes on one BLAS thread beside it
     batch_size: int = 32
 
 

@@ -64,6 +64,22 @@ def test_changed_tokenizing_code_builds_them_again(tmp_path, monkeypatch):
     assert TermStats.cached(TEXTS, frozenset(), path).n_docs == 4
 
 
+def test_by_index_version_the_texts_are_read_only_when_it_moved(tmp_path):
+    path = tmp_path / "term-stats.json"
+    reads = []
+
+    def read():
+        reads.append(1)
+        return TEXTS[: 2 + len(reads)]  # what the index holds at each read
+
+    first = TermStats.cached_for("seg-a:7", read, frozenset(), path)
+    again = TermStats.cached_for("seg-a:7", read, frozenset(), path)
+    assert len(reads) == 1 and first.n_docs == again.n_docs == 3
+    assert again.df == first.df and again.speller.counts == first.speller.counts
+    moved = TermStats.cached_for("seg-a:8", read, frozenset(), path)
+    assert len(reads) == 2 and moved.n_docs == 4
+
+
 def test_a_chinese_word_and_its_parts_are_weighed_once():
     stats = TermStats.from_texts(["上海办公室的地址", "柏林办公室", "上海的会议室"])
     weights = stats.key_terms("上海办公室的地址是什么？", "zh")
@@ -74,3 +90,32 @@ def test_a_chinese_word_and_its_parts_are_weighed_once():
 def test_chinese_how_many_with_a_measure_word_is_a_question_word():
     assert all(is_question_word(t) for t in ("几间", "几个", "多久", "哪位", "哪里"))
     assert not any(is_question_word(t) for t in ("会议室", "多媒体", "几何"))
+
+
+def test_the_answer_loops_statistics_follow_an_edit_that_keeps_the_count(tmp_path):
+    """A long-running bot sees a document edited in place (same number of chunks): its words
+    count from the next question on, and a new process reads them back from the cache."""
+    from agent.assistant import _LazyStats
+    from ingest.edge_index import EdgeIndex
+    from ingest.index import PointData
+    from ingest.languages import tokenize
+    from ingest.sparse import BM25Encoder
+
+    enc = BM25Encoder()
+
+    def point(i: int, text: str) -> PointData:
+        payload = {"doc_id": "hr", "seq": i, "text": text, "acl": ["*"], "doc_chunks": 2}
+        return PointData(i, {"minilm": [1.0, 0.0]}, enc.encode_document(text), payload)
+
+    index = EdgeIndex(tmp_path / "index", {"minilm": 2})
+    cache = tmp_path / "term-stats.json"
+    try:
+        index.upsert_document("hr", [point(0, TEXTS[0]), point(1, TEXTS[1])], [])
+        stats = _LazyStats(index, cache=cache)
+        (word,) = tokenize("sabbatical")
+        assert stats().df[word] == 0
+        index.set_payloads([(1, {"text": "A sabbatical follows five years of service."})])
+        assert stats().df[word] == 1
+        assert _LazyStats(index, cache=cache)().df[word] == 1
+    finally:
+        index.close()

@@ -7,6 +7,7 @@ code, and how fast Ctrl-C works.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -228,6 +229,23 @@ def test_ask_says_on_stderr_who_it_acts_as_and_keeps_json_clean(ingested):
     assert json.loads(done.stdout)["status"]  # stdout is the Answer and nothing else
 
 
+def test_ask_ends_its_process_at_once_with_everything_written_and_the_index_free(ingested):
+    """`footnote ask` ends with os._exit once the answer is out (bot.cli.end_process): the
+    whole answer is printed, its trace is kept, and the index is free for the next process."""
+    import sqlite3
+
+    def traces() -> int:
+        with contextlib.closing(sqlite3.connect(ingested / "traces.sqlite")) as db:
+            return int(db.execute("SELECT COUNT(*) FROM traces").fetchone()[0])
+
+    before = traces()
+    for _ in range(2):
+        done = footnote("ask", "How many vacation days can I carry over?", data_dir=ingested)
+        assert done.returncode == 0, done.stderr
+        assert STATUS.search(done.stdout), done.stdout  # the last line printed is there
+    assert traces() == before + 2
+
+
 def test_without_the_sample_directory_ask_needs_user(tmp_path, monkeypatch, capsys):
     company = tmp_path / "people.yaml"
     company.write_text("users:\n  alice: {name: Alice Other, groups: [admins]}\n")
@@ -419,6 +437,14 @@ def test_bench_without_data_says_where_it_goes_and_fails(tmp_path, capsys, what)
     err = capsys.readouterr().err
     assert f"{tmp_path / 'eval' / 'scifact' / 'corpus.jsonl'} is missing" in err
     assert "scifact/qrels/test.tsv" in err and "--eval-dir" in err
+
+
+def test_bench_ingest_profile_takes_a_folder_and_says_what_is_wrong_with_one(tmp_path, capsys):
+    missing = tmp_path / "no-such-folder"
+    assert footnote_main(["bench", "ingest", "--profile", "--folder", str(missing)]) == 2
+    assert f"--folder {missing} is not a folder of documents" in capsys.readouterr().err
+    assert footnote_main(["bench", "ingest", "--folder", str(tmp_path)]) == 2
+    assert "--folder goes with `footnote bench ingest --profile`" in capsys.readouterr().err
 
 
 @pytest.mark.models  # `footnote bench` loads the embedders in its own process

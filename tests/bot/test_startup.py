@@ -45,6 +45,36 @@ def test_the_answer_path_imports_no_parser_model_runtime_or_chat_sdk_before_it_n
     assert not (never | loaded_later) & modules, (never | loaded_later) & modules
 
 
+def test_the_composition_root_costs_nothing_until_a_client_is_asked_for():
+    """`build_deps` comes first in `footnote ask` so the models start loading at once: the
+    answer loop, the index engine, numpy and the telemetry come after, in their properties."""
+    modules = imported_by("from bot.app import build_deps")
+    later = {
+        "numpy",
+        "agent.loop",
+        "workflows",
+        "qdrant_edge",
+        "agent.retrieval",
+        "agent.telemetry",
+    }
+    assert not later & modules, later & modules
+
+
+def test_a_one_shot_ask_keeps_no_metrics_and_never_imports_their_client_or_the_tracing_sdk():
+    modules = imported_by(
+        "import bot.cli, bot.app, agent.assistant, agent.offline\n"
+        "deps = bot.app.build_deps(bot.cli.Settings(), metrics=False)\n"
+        "assert deps.telemetry.metrics is None\n"
+    )
+    assert "agent.telemetry" in modules
+    assert not {"prometheus_client", "opentelemetry.sdk"} & modules
+    served = imported_by(
+        "import bot.cli, bot.app\n"
+        "assert bot.app.build_deps(bot.cli.Settings()).telemetry.metrics is not None\n"
+    )
+    assert "prometheus_client" in served
+
+
 def test_openvino_comes_without_its_model_converter_which_stays_importable():
     modules = imported_by(
         "from ingest.openvino_models import import_openvino\n"
@@ -65,3 +95,39 @@ def test_the_parser_names_every_answer_set_eval_knows():
     from bot.arguments import CORPORA
 
     assert CORPORA == DATASETS
+
+
+def test_a_command_starts_without_the_garbage_collector_and_freezes_its_start_up():
+    """`main` turns the collector off for the start-up (it would walk the start's objects ~150
+    times before the first answer); `set_up_done` freezes them and turns it back on."""
+    probe = (
+        "import gc, json, sys\n"
+        "import bot.cli\n"
+        "seen = {}\n"
+        "def run(args):\n"
+        "    seen['starting'] = gc.isenabled()\n"
+        "    bot.cli.set_up_done()\n"
+        "    seen['set_up'] = gc.isenabled()\n"
+        "    seen['frozen'] = gc.get_freeze_count()\n"
+        "    return 0\n"
+        "bot.cli.run = run\n"
+        "from bot.arguments import main\n"
+        "main(['ask', 'How many vacation days?'])\n"
+        "sys.stdout.write(json.dumps(seen))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["starting"] is False and seen["set_up"] is True and seen["frozen"] > 10_000
+
+
+def test_set_up_done_leaves_a_process_whose_collector_was_never_off_alone():
+    import gc
+
+    from bot.cli import set_up_done
+
+    frozen = gc.get_freeze_count()
+    set_up_done()
+    assert gc.isenabled() and gc.get_freeze_count() == frozen

@@ -239,3 +239,23 @@ def test_the_index_keeps_its_own_record_of_how_it_was_built(index, tmp_path):
         reopened = EdgeIndex(tmp_path / "edge", DIMS)
         assert reopened.metadata()["bm25"] == enc.params()
         reopened.close()
+
+
+def test_the_version_moves_with_every_write_and_survives_a_reopen(index, tmp_path):
+    """What the term statistics are kept under: equal means the texts are as they were."""
+    if isinstance(index, ServerIndex):
+        assert index.version() is None  # the server has no such counter: statistics read texts
+        return
+    seen = [index.version()]
+    index.upsert_document("a", points("a", ["one", "two"], ["*"]), [])
+    seen.append(index.version())
+    index.set_payloads([(0, {"text": "one, edited"})])  # same count, other text
+    seen.append(index.version())
+    index.delete_document("a")
+    seen.append(index.version())
+    assert len(set(seen)) == 4
+    assert index.version() == seen[-1]  # reading moves nothing
+    index.close()
+    reopened = EdgeIndex(tmp_path / "edge", DIMS)
+    assert reopened.version() == seen[-1]
+    reopened.close()

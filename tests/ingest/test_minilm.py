@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -149,6 +150,41 @@ def test_compiled_models_are_kept_per_openvino_version_and_cpu(embedder, tmp_pat
         Machine(here.openvino, here.cpu, (*here.capabilities, "BF16")),
     ):
         assert other.key != here.key
+
+
+def test_an_isa_cap_below_bf16_gives_float32_vectors_and_a_cache_of_its_own(tmp_path, reference):
+    """``ONEDNN_MAX_CPU_ISA=AVX2`` (how a CPU with AVX-512 BF16 stands in for an AVX2-only one in
+    the benchmarks): float32, within the float32 tolerance of sentence-transformers, compiled
+    into a folder of its own."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from ingest.minilm import MiniLMEmbedder\n"
+        "from ingest.openvino_models import machine, precision\n"
+        f"m = MiniLMEmbedder(threads=1, cache_dir=Path({str(tmp_path)!r}))\n"
+        f"vectors = m.embed({TEXTS!r}).tolist()\n"
+        "print(json.dumps([machine().key, machine().bf16, precision(m._model), vectors]))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    runs = {}
+    for cap in ("", "AVX2"):
+        env = {k: v for k, v in os.environ.items() if k != "ONEDNN_MAX_CPU_ISA"}
+        if cap:
+            env["ONEDNN_MAX_CPU_ISA"] = cap
+        done = subprocess.run(
+            [sys.executable, "-c", probe], cwd=root, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        runs[cap] = json.loads(done.stdout.splitlines()[-1])
+    key, bf16, chosen, vectors = runs["AVX2"]
+    assert not bf16 and chosen == "f32"
+    np.testing.assert_allclose(np.asarray(vectors, np.float32), reference, atol=1e-4)
+    if runs[""][1]:  # this CPU has bf16: the capped run is another machine to the cache
+        assert runs[""][2] == "bf16" and runs[""][0] != key
+        assert len(list((tmp_path / "openvino").iterdir())) == 2
 
 
 def test_the_bert_body_takes_token_types_for_a_head_over_a_pair_of_texts():

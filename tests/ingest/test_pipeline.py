@@ -146,8 +146,14 @@ KILL_SCRIPT = textwrap.dedent(
 
     deps = build_deps(Settings(data_dir=Path(sys.argv[2])))
     deps.ingester.batch_chunks = 1  # write each document as soon as it is embedded
+    stop_after = int(sys.argv[3])  # written documents; 0: never stop
+    written = 0
     def on_file(doc_id, status):
+        global written
         print(status, doc_id, flush=True)
+        written += status in ("added", "updated")
+        if written == stop_after:
+            sys.stdin.readline()  # wait here, mid-batch, for the SIGKILL: the test's chosen point
     deps.ingester.ingest(Path(sys.argv[1]), on_file=on_file)
     print("done", flush=True)
     """
@@ -170,8 +176,11 @@ def test_a_kill_mid_batch_leaves_each_document_fully_old_or_fully_new(tmp_path):
             (docs / f"doc{i:02d}.md").write_text(md(f"Doc {i}", body))
 
     def run(kill_after: int | None) -> list[str]:
+        """The ingest's lines; with ``kill_after``, it waits after that many documents are
+        written (reading its stdin) and is SIGKILLed there, however fast the machine."""
         proc = subprocess.Popen(
-            [sys.executable, "-c", KILL_SCRIPT, str(docs), str(data)],
+            [sys.executable, "-c", KILL_SCRIPT, str(docs), str(data), str(kill_after or 0)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             cwd=Path(__file__).resolve().parents[2],
@@ -190,13 +199,14 @@ def test_a_kill_mid_batch_leaves_each_document_fully_old_or_fully_new(tmp_path):
                 proc.kill()
                 break
         proc.wait(timeout=60)
+        proc.stdin.close()
         return seen
 
     write("v1", paragraphs=4)
     assert run(None)[-1] == "done"
     write("v2", paragraphs=1)  # every document changes and shrinks
     seen = run(kill_after=5)
-    assert "done" not in seen
+    assert "done" not in seen and sum(s.startswith("updated") for s in seen) == 5
 
     index = EdgeIndex(data / "index", {"minilm": 384, "use": 512, "use_sentences": 512})
     states = []
@@ -354,12 +364,74 @@ def test_given_a_dict_an_ingest_adds_up_the_seconds_of_each_stage(tmp_path, embe
     ing.stages = {}
     report = ing.ingest(docs)
     encoders = {f"encoder {e.name}" for e in embedders}
-    assert set(ing.stages) == {"parse", "chunk", "sentences", "sparse and payload"} | encoders | {
+    read_ahead = {"parse", "chunk"}  # on a thread of their own, beside the encoders
+    one_after_another = {
+        "sentences",
+        "encoders, all at once",
+        "sparse and payload",
         "index write",
         "index optimize",
     }
+    assert set(ing.stages) == read_ahead | one_after_another | encoders
     assert all(s > 0 for s in ing.stages.values())
-    assert sum(ing.stages.values()) <= report.seconds
+    assert sum(ing.stages[s] for s in one_after_another) <= report.seconds
+    assert sum(ing.stages[s] for s in read_ahead) <= report.seconds
+    # the encoders run at the same time: each within the time of both together
+    assert all(ing.stages[e] <= ing.stages["encoders, all at once"] for e in encoders)
     assert ing.chunks_written == report.chunks
     ing.ingest(docs)  # unchanged: nothing parsed into chunks again, nothing written
     assert ing.chunks_written == report.chunks
+
+
+def test_files_are_read_ahead_while_the_encoders_work(tmp_path, embedders):
+    """The last file is parsed while the first one's chunks are still being embedded: the
+    embedding waits for it, so without reading ahead it would wait in vain."""
+    import threading
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("a", "b", "c"):
+        (docs / f"{name}.md").write_text(md(name.upper(), f"Text about {name}."))
+    ing = make_ingester(tmp_path, embedders)
+    ing.batch_chunks = 1  # every document embedded and written on its own
+    last_read, load, embed = threading.Event(), ing.load, ing.embed_chunks
+    read_during_embedding: list[bool] = []
+
+    def loading(path, *args):
+        doc = load(path, *args)
+        if path.name == "c.md":
+            last_read.set()
+        return doc
+
+    def embedding(chunks):
+        if not read_during_embedding:  # a.md, the first batch
+            read_during_embedding.append(last_read.wait(timeout=60))
+        return embed(chunks)
+
+    ing.load, ing.embed_chunks = loading, embedding  # type: ignore[method-assign]
+    report = ing.ingest(docs)
+    assert read_during_embedding == [True]
+    assert report.added == ["docs/a.md", "docs/b.md", "docs/c.md"]
+
+
+def test_a_fault_reading_ahead_is_raised_by_the_ingest_and_the_reader_stops(tmp_path, embedders):
+    import threading
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("a", "b", "c"):
+        (docs / f"{name}.md").write_text(md(name.upper(), f"Text about {name}."))
+    ing = make_ingester(tmp_path, embedders)
+    load = ing.load
+
+    def loading(path, *args):
+        if path.name == "b.md":
+            raise PermissionError(13, "Permission denied", str(path))
+        return load(path, *args)
+
+    ing.load = loading  # type: ignore[method-assign]
+    with pytest.raises(PermissionError):
+        ing.ingest(docs)
+    for thread in [t for t in threading.enumerate() if t.name == "read-ahead"]:
+        thread.join(timeout=60)  # ends once it sees the ingest stopped reading
+        assert not thread.is_alive()

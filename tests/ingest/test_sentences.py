@@ -48,3 +48,20 @@ from ingest.sentences import sentences
 )
 def test_sentences_are_whole(text, expected):
     assert sentences(text) == expected
+
+
+def test_the_word_before_a_full_stop_is_the_run_of_non_spaces_that_ends_there():
+    """What the abbreviation check reads, walked back from the stop instead of searched for
+    from the start of the line (which was quadratic in a paragraph's length): the same run."""
+    import random
+    import re
+
+    from ingest.sentences import _word_before
+
+    pieces = ["Dr.", "e.g.", " ", "\u00a0", "\n", "x", "«J.»", "五", "approx.", "\t", "3.5"]
+    rng = random.Random(7)
+    for _ in range(300):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        for end in range(len(text) + 1):
+            found = re.search(r"(\S+)\Z", text[:end])
+            assert _word_before(text, end) == (found.group(1) if found else "")

@@ -59,12 +59,12 @@ def test_empty_text_gives_a_unit_vector(embedder):
 def test_arrays_kept_in_the_cache_give_the_same_vectors_and_are_mapped_not_read(embedder, tmp_path):
     from ingest.embed import UseEmbedder
 
-    first = UseEmbedder(threads=2, cache_dir=tmp_path)
+    first = UseEmbedder(cache_dir=tmp_path)
     np.testing.assert_allclose(first.embed(TEXTS), embedder.embed(TEXTS), atol=1e-6)
     (kept,) = tmp_path.iterdir()
     assert kept.is_dir() and (kept / "layout.json").is_file() and (kept / "table.npy").is_file()
     written = sorted((p.name, p.stat().st_mtime_ns) for p in kept.iterdir())
-    second = UseEmbedder(threads=2, cache_dir=tmp_path)
+    second = UseEmbedder(cache_dir=tmp_path)
     np.testing.assert_array_equal(second.embed(TEXTS), first.embed(TEXTS))
     grouped = [["Travel > Per diem", "66 EUR a day."], ["Офіс", "Офіс відкритий з 9:00."]]
     for a, b in zip(second.embed_grouped(grouped), first.embed_grouped(grouped), strict=True):

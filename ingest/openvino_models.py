@@ -28,10 +28,19 @@ _core_lock = threading.Lock()
 log = logging.getLogger(__name__)
 
 
+_import_lock = threading.Lock()
+
+
 def import_openvino() -> Any:
     """``openvino``, without the model converter its ``__init__`` also imports (``ovc``, for
     ONNX / TensorFlow files, which Footnote never reads): half of the import's 0.2 CPU-s. The
-    converter stays importable by its own name afterwards."""
+    converter stays importable by its own name afterwards. Under a lock: models load on threads
+    of their own, and a second thread must not take the module while the first imports it."""
+    with _import_lock:
+        return _import_openvino()
+
+
+def _import_openvino() -> Any:
     if "openvino" in sys.modules:
         return sys.modules["openvino"]
     name = "openvino.tools.ovc"

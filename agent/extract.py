@@ -605,11 +605,6 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
     return chosen
 
 
-def reading_order(chosen: list[Scored]) -> list[Scored]:
-    """The first unit leads; the others follow it; a unit and the one after it stay together."""
-    return chosen
-
-
 def figure_units(text: str) -> dict[str, set[float]]:
     """The figures of a sentence by unit ("" for bare numbers): what two rules disagree on."""
     out: dict[str, set[float]] = {}

@@ -711,8 +711,6 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
     question = run.route.question if run.route else ""
     action = run.tools.create_ticket(question, _ticket_body(question, searched))
     text += " " + say(lang, "offer_ticket" if action is not None else "tickets_unavailable")
-    if notes:
-        text += "\n\n" + notes
     return Answer(
         text,
         "unknown",

@@ -25,7 +25,6 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
-from agent.messages import CATALOGUE
 from ingest.audience import audience_key, named
 from ingest.lexicon import lexicon
 
@@ -102,10 +101,3 @@ def told_apart(readers: Iterable[frozenset[str]]) -> frozenset[str]:
     """The audiences whose rules a reply gives one by one, labelled: each reader's own
     (``narrowest``). One audience means one rule serves everyone — a DM always."""
     return frozenset().union(*(narrowest(r) for r in readers))
-
-
-def label(audience: str, lang: str = "en") -> str:
-    """An audience as a reply names it ("For interns:"): the catalogue's word for staff and
-    outside staff in ``lang``, else the audience as the documents name it."""
-    texts = CATALOGUE.get(f"audience_{audience}")
-    return texts.get(lang, texts["en"]) if texts else audience

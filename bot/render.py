@@ -660,14 +660,4 @@ def teams_reason_card(turn_id: str, vote: str, asker: str) -> dict:
     }
 
 
-def teams_message_card(text: str) -> dict:
-    """A plain message (not an answer) as a card, so no part of it is read as Markdown."""
-    return {
-        "type": "AdaptiveCard",
-        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
-        "version": "1.4",
-        "body": [teams_plain(p) for p in re.split(r"\n{2,}", text[:TEAMS_MAX_TEXT])],
-    }
-
-
 ADAPTIVE_CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agent.passages import Passage
-from agent.scope import applicable, audiences_of, label, told_apart
+from agent.scope import applicable, audiences_of, told_apart
 from ingest.edge_index import EdgeIndex
 from ingest.index import vector_dims
 from ingest.pipeline import Ingester
@@ -99,4 +99,3 @@ def test_a_channel_tells_each_members_own_rule_apart(passages):
     assert rules_for(passages, ("interns",), ("contractors",)) == set(
         title for title, _ in RULES.values()
     )
-    assert label("interns") == "interns" and label("contractors", "de") == "Auftragnehmer"

@@ -34,6 +34,7 @@ from pydantic import SecretStr
 
 from agent.turns import Citation
 from bot.directory import Directory, DirectoryUnavailable, find_off_loop
+from bot.pages import html_page
 from bot.settings import Settings
 from ingest.chunk import strip_overlap
 from ingest.documents import ChunkPayload
@@ -220,24 +221,6 @@ class LinkSigner:
 
 # ---------------------------------------------------------------------------------------------
 # The /docs/{doc_id} page
-
-
-def html_page(title: str, body: str, status: int = 200) -> web.Response:
-    doc = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title>"
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        "<style>body{font:16px/1.5 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem}"
-        "section{margin:1.5rem 0}section:target{background:#fff8c5}.crumbs{color:#666;font-size:.9rem}"
-        "p{white-space:pre-wrap}</style></head><body>"
-        f"{body}</body></html>"
-    )
-    return web.Response(
-        text=doc,
-        status=status,
-        content_type="text/html",
-        headers={"Cache-Control": "no-store", "X-Robots-Tag": "noindex"},
-    )
 
 
 def render_document(doc_id: str, chunks: Sequence[ChunkPayload]) -> str:

@@ -33,7 +33,7 @@ import aiohttp
 import jwt
 from aiohttp import web
 
-from bot.links import html_page
+from bot.pages import html_page
 from bot.settings import OIDCSettings
 
 log = logging.getLogger(__name__)

@@ -43,11 +43,11 @@ from ingest.backends import build_embedders, open_index
 from ingest.chunk import chunk_document
 from ingest.documents import Document, Section
 from ingest.errors import ConfigError
-from ingest.index import PointData
+from ingest.index import PointData, Sparse
 from ingest.languages import detect_lang, tokenize
 from ingest.pipeline import Ingester, IngestReport, point_id
 from ingest.settings import EmbeddingSettings, IngestSettings, QdrantSettings
-from ingest.sparse import BM25Encoder, Sparse
+from ingest.sparse import BM25Encoder
 
 DATASETS = ["scifact", "xquad-en", "xquad-zh", "xquad-ru", "xquad-zh-en", "xquad-ru-en"]
 METRICS = ["ndcg@10", "r@1", "r@5", "r@100", "mrr@10"]

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ingest.documents import ChunkPayload
-from ingest.sparse import Sparse
 
 if TYPE_CHECKING:
     from ingest.embed import Embedder
@@ -34,6 +33,14 @@ def vector_dims(
     """Every named vector an index holds: one per embedder, plus the sentence multivectors."""
     dims = {e.name: e.dim for e in embedders}
     return dims | {f"{e.name}{SENTENCES}": e.dim for e in embedders if e.name in sentence_models}
+
+
+@dataclass(frozen=True)
+class Sparse:
+    """A sparse vector as the index stores it (``ingest.sparse.BM25Encoder`` writes them)."""
+
+    indices: list[int]
+    values: list[float]
 
 
 @dataclass

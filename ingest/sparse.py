@@ -11,14 +11,12 @@ from __future__ import annotations
 import zlib
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ingest.errors import ConfigError
+from ingest.index import Index, Sparse
 from ingest.languages import tokenize
 from ingest.settings import BM25Settings
-
-if TYPE_CHECKING:
-    from ingest.index import Index
 
 INDEX_KEY = "bm25"
 _VARIABLES = {"k1": "BM25_K1", "b": "BM25_B", "avgdl": "BM25_AVGDL"}
@@ -26,12 +24,6 @@ _VARIABLES = {"k1": "BM25_K1", "b": "BM25_B", "avgdl": "BM25_AVGDL"}
 
 def token_id(token: str) -> int:
     return zlib.crc32(token.encode("utf-8"))
-
-
-@dataclass(frozen=True)
-class Sparse:
-    indices: list[int]
-    values: list[float]
 
 
 @dataclass(frozen=True)

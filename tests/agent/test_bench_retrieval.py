@@ -109,8 +109,7 @@ def test_scale_up_clones_jitter_every_vector_and_keep_its_shape():
     import numpy as np
 
     from benchmarks.retrieval import clones
-    from ingest.index import PointData
-    from ingest.sparse import Sparse
+    from ingest.index import PointData, Sparse
 
     unit = np.eye(4)[0].tolist()
     seed = PointData(

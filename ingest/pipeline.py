@@ -16,12 +16,12 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ingest.access import is_document, normalise_acl, own_rule, sidecar_meta
 from ingest.audience import document_audience
@@ -37,7 +37,7 @@ from ingest.settings import IngestSettings
 from ingest.sparse import BM25Encoder, record_in
 
 if TYPE_CHECKING:
-    from ingest.workers import WorkerPool
+    from ingest.sources.connector import SourceDocument
 
 # Changes whenever files are read or cut differently (parsing, sentences, chunk payload), so an
 # upgrade re-reads every file on the next ingest instead of keeping chunks made the old way.
@@ -88,6 +88,24 @@ class Plan:
     no_rule: bool = False  # the document's ``no_rule``: the writer reports it
 
 
+class PlanPool(Protocol):
+    """Processes that plan documents for this one to write (``ingest.workers.WorkerPool``).
+    A seam, so that the pipeline and the sync need not import the workers that run them."""
+
+    def plan_files(
+        self,
+        root: Path,
+        paths: Sequence[Path],
+        prefix: str,
+        acl: list[str],
+        known: Mapping[str, DocState],
+    ) -> Iterator[Plan]: ...
+
+    def plan_synced(
+        self, source: str, docs: Sequence[SourceDocument], known: Mapping[str, DocState]
+    ) -> Iterator[Plan]: ...
+
+
 def point_id(doc_id: str, seq: int) -> int:
     """Stable per (document, position): a new version overwrites the old one in place."""
     return (
@@ -109,7 +127,7 @@ class Ingester:
     one_pass: bool = True
     # parse, chunk and embed in these processes, this one only writing (None: all here); used
     # by ``ingest`` and by a sync's ``IndexSink``, the caller closes it
-    pool: WorkerPool | None = None
+    pool: PlanPool | None = None
     # chunks written by this ingester so far, every run together: what a progress bar counts
     chunks_written: int = 0
     # seconds per stage (parse, sentences, each encoder, sparse, index write, optimize), added

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ingest.audience import document_audience
@@ -29,6 +29,7 @@ from ingest.documents import Document
 from ingest.errors import BadDocument, ConfigError, FootnoteError
 from ingest.languages import detect_lang
 from ingest.parse import MEDIA_TYPES, parse_bytes
+from ingest.pipeline import READER_VERSION, Ingester, IngestReport, PlanPool
 from ingest.sources.confluence import ConfluenceConnector
 from ingest.sources.connector import (
     Batch,
@@ -41,10 +42,6 @@ from ingest.sources.gdrive import GoogleDriveConnector
 from ingest.sources.sharepoint import SharePointConnector
 from ingest.sources.state import SyncState
 from ingest.sources.web import WebConnector
-
-if TYPE_CHECKING:
-    from ingest.pipeline import Ingester
-    from ingest.workers import WorkerPool
 
 # kind → builds a connector from the config ``footnote sources add`` stored, and the settings
 CONNECTORS: dict[str, Callable[[Mapping[str, Any], ConnectorEnv], Connector]] = {
@@ -161,11 +158,10 @@ class IndexSink:
         self.on_file(doc_id, status)
 
     def _write_pooled(
-        self, source: str, docs: Sequence[SourceDocument], pool: WorkerPool
+        self, source: str, docs: Sequence[SourceDocument], pool: PlanPool
     ) -> list[tuple[str, str]]:
         """As ``write``, the workers planning each document and this process applying the plans
         in order. A document with no text is skipped, as ``add_documents`` skips it."""
-        from ingest.pipeline import IngestReport
         from ingest.sparse import record_in
 
         index = self.ingester.index
@@ -196,8 +192,6 @@ class IndexSink:
         self.statuses.clear()
 
     def document(self, source: str, sd: SourceDocument) -> Document:
-        from ingest.pipeline import READER_VERSION
-
         data = sd.content.encode() if isinstance(sd.content, str) else sd.content
         suffix = MEDIA_TYPES.get(sd.media_type)
         if suffix is None:

@@ -26,7 +26,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ingest.documents import Section
-from ingest.errors import BadDocument
+from ingest.errors import BadDocument, human_size, past_limit
 from ingest.settings import IngestSettings
 from ingest.titles import cut_short, line_key, names_no_document
 
@@ -73,16 +73,10 @@ def read_file(path: Path, max_bytes: int) -> bytes:
         raise BadDocument(f"cannot read: {(exc.strerror or str(exc)).lower()}") from exc
     if size > max_bytes or len(data) > max_bytes:
         raise BadDocument(
-            f"too large: {_human(max(size, len(data)))} > {_human(max_bytes)} limit "
+            f"too large: {human_size(max(size, len(data)))} > {human_size(max_bytes)} limit "
             "(FOOTNOTE_INGEST__MAX_FILE_MB)"
         )
     return data
-
-
-def past_limit(what: str, limit: float, setting: str, unit: str = "bytes") -> str:
-    """The message of an input skipped for a limit: what, the limit, the setting that raises it."""
-    shown = _human(int(limit)) if unit == "bytes" else f"{limit:,g} {unit}"
-    return f"{what}: past the limit of {shown} (FOOTNOTE_INGEST__{setting})"
 
 
 def parse_bytes(
@@ -104,13 +98,6 @@ def parse_bytes(
     if not any(s.text.strip() for s in parsed.sections):
         raise BadDocument("no text found")
     return parsed
-
-
-def _human(n: int) -> str:
-    for unit, scale in (("MB", 2**20), ("KB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f}".removesuffix(".0") + f" {unit}"
-    return f"{n} bytes"
 
 
 _CONTROL = re.compile(

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ingest.documents import Section
-from ingest.errors import BadDocument
+from ingest.errors import BadDocument, past_limit
 from ingest.languages import CJK
 from ingest.titles import cut_short, line_key, names_no_document
 
@@ -540,8 +540,6 @@ def parse_pdf(data: bytes, stem: str, max_pages: int = 1_000) -> tuple[str, list
     ``max_pages`` (counted before any page is read: 3,000 pages took 19 s and 394 MB)."""
     import pdfplumber  # imported here: only PDFs pay for it
     from pdfminer.pdfparser import PDFSyntaxError
-
-    from ingest.parse import past_limit
 
     if b"%PDF-" not in data[:1024]:
         raise BadDocument("not a readable PDF: it does not start with a PDF header")

@@ -38,8 +38,8 @@ from urllib.robotparser import RobotFileParser
 
 import httpx
 
-from ingest.errors import ConfigError
-from ingest.parse import MEDIA_TYPES, past_limit
+from ingest.errors import ConfigError, past_limit
+from ingest.parse import MEDIA_TYPES
 from ingest.retry_after import retry_after
 from ingest.sources.connector import (
     Batch,

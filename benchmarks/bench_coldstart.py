@@ -54,8 +54,15 @@ def footnote(checkout: Path, data_dir: Path, *args: str) -> subprocess.Completed
     }
     # Bytecode is written as after any install, so no run pays for compiling Footnote's sources.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    # The installed command's own module (bot.arguments), or bot.cli in a revision before it.
-    entry = "bot.arguments" if (checkout / "bot" / "arguments.py").exists() else "bot.cli"
+    # The installed command's own module (bot.entry), or where an older revision had it.
+    entry = next(
+        (
+            m
+            for m in ("bot.entry", "bot.arguments")
+            if (checkout / f"{m.replace('.', '/')}.py").exists()
+        ),
+        "bot.cli",
+    )
     return subprocess.run(
         [sys.executable, "-m", entry, *args],
         cwd=checkout,

@@ -1,15 +1,11 @@
-"""The command line's arguments, parsed with the standard library alone.
-
-``footnote`` starts here: ``--help``, a mistyped command or option answer before any of
-Footnote's own modules (pydantic, rich, the models) are imported, which is most of a second.
-Only a parsed command goes on to ``bot.cli.run``.
+"""The command line's arguments, parsed with the standard library alone (``bot.entry`` parses
+with them before anything else is imported). Nothing of Footnote is imported here: ``bot.cli``
+builds its own parser from this module, and this module never reaches back.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
-import sys
 from pathlib import Path
 
 # agent.corpora.DATASETS, written out: --help imports nothing of Footnote (test_startup checks
@@ -343,20 +339,3 @@ def build_parser() -> argparse.ArgumentParser:
         help="with ingest --profile: this folder instead of the sample handbook",
     )
     return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    # No cyclic garbage collection while the command starts: what a start makes (modules,
-    # classes, settings, clients) lives as long as the process, yet the collector would walk it
-    # ~150 times before the first answer, a tenth of a cold ``ask``'s main thread. The command
-    # turns it back on once it is set up (``bot.cli.set_up_done``).
-    gc.disable()
-    args.process_ends = True  # a one-shot command may end the process itself (bot.cli.end_process)
-    from bot.cli import run
-
-    return run(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

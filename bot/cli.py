@@ -1,6 +1,6 @@
 """``footnote``: ingest, sources, sync, search, ask, chat, eval, feedback, report, privacy, serve,
-bench — one entry point, settings built here. The arguments are parsed in ``bot.arguments``,
-before this module is imported."""
+bench — one entry point, settings built here. The arguments are parsed in ``bot.entry`` (with
+``bot.arguments``' parser) before this module is imported."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ LATE_SET_UP = ("ask", "chat")
 def set_up_done() -> None:
     """The start-up is over: what it made stays for the life of the process, so the collector
     leaves it out from now on (``gc.freeze``) and collects what comes after as usual. A no-op
-    unless ``bot.arguments.main`` turned the collector off (a test that calls ``run`` never
+    unless ``bot.entry.main`` turned the collector off (a test that calls ``run`` never
     freezes its own objects)."""
     if not gc.isenabled():
         gc.freeze()
@@ -537,7 +537,7 @@ def cmd_ask(args, settings: Settings) -> int:
     from bot.app import build_deps
 
     deps = build_deps(settings, metrics=False)  # a one-shot process: nothing scrapes it
-    ends = getattr(args, "process_ends", False)  # set by bot.arguments.main, not by tests
+    ends = getattr(args, "process_ends", False)  # set by bot.entry.main, not by tests
     try:
         person = person_for(args, deps)  # a mistyped user stops here, before any model loads
         preload_models(deps)  # then the models load while the rest is imported and opened
@@ -563,7 +563,7 @@ def cmd_chat(args, settings: Settings) -> int:
     from bot.app import build_deps
 
     deps = build_deps(settings, metrics=False)  # nothing scrapes a terminal chat
-    ends = getattr(args, "process_ends", False)  # set by bot.arguments.main, not by tests
+    ends = getattr(args, "process_ends", False)  # set by bot.entry.main, not by tests
     try:
         person = person_for(args, deps, announce=False)  # a mistyped user stops here
         preload_models(deps)  # then the models load while the rest is imported and opened
@@ -1046,37 +1046,21 @@ def cmd_serve(args, settings: Settings) -> int:
 
 
 def cmd_bench(args, settings: Settings) -> int:
+    """The benchmarks register this verb's body (``footnote.commands`` in pyproject.toml): the
+    bot finds it by name and never imports them, so the image can leave them out."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group="footnote.commands", name="bench")
     try:
-        from benchmarks import retrieval as bench
-    except ModuleNotFoundError as exc:
-        if exc.name != "benchmarks":
+        run = next(iter(found)).load()
+    except (StopIteration, ModuleNotFoundError) as exc:
+        if isinstance(exc, ModuleNotFoundError) and exc.name != "benchmarks":
             raise
         raise ConfigError(
             "the benchmarks are not part of this install (the container image leaves them out); "
             "run `footnote bench` from a checkout of the repository after `make install`"
         ) from exc
-
-    if args.what == "ingest" and args.profile:
-        from benchmarks.ingest_profile import HANDBOOK, profile
-
-        folder = args.folder or HANDBOOK
-        if not folder.is_dir():
-            raise ConfigError(f"--folder {folder} is not a folder of documents")
-        return profile(settings, folder)
-    if args.folder:
-        raise ConfigError("--folder goes with `footnote bench ingest --profile`")
-    if args.what == "ingest" and args.workers:
-        from benchmarks import workers
-
-        counts = [n.strip() for n in args.workers.split(",")]
-        if not all(n.isdigit() and int(n) >= 1 for n in counts):
-            raise ConfigError(f"--workers takes counts such as 1,2, got {args.workers!r}")
-        return workers.run(settings, [int(n) for n in counts])
-    if args.what == "ingest":
-        from benchmarks.ingest_profile import profile
-
-        return bench.ingest(settings, args.eval_dir, first=lambda: profile(settings))
-    return bench.retrieval(settings, args.dataset, args.eval_dir, args.split, args.limit)
+    return run(args, settings)
 
 
 COMMANDS = {

@@ -31,7 +31,7 @@ def imported_by(code: str) -> set[str]:
 def test_help_and_a_mistyped_command_import_nothing_but_the_standard_library():
     heavy = {"pydantic", "pydantic_settings", "rich", "numpy", "openvino", "bot.cli", "agent"}
     for argv in (["--help"], ["ask", "--help"], ["no-such-command"]):
-        modules = imported_by(f"from bot.arguments import main; main({argv!r})")
+        modules = imported_by(f"from bot.entry import main; main({argv!r})")
         assert "bot.arguments" in modules
         assert not heavy & modules, (argv, heavy & modules)
 
@@ -111,7 +111,7 @@ def test_a_command_starts_without_the_garbage_collector_and_freezes_its_start_up
         "    seen['frozen'] = gc.get_freeze_count()\n"
         "    return 0\n"
         "bot.cli.run = run\n"
-        "from bot.arguments import main\n"
+        "from bot.entry import main\n"
         "main(['ask', 'How many vacation days?'])\n"
         "sys.stdout.write(json.dumps(seen))\n"
     )

@@ -201,7 +201,7 @@ def test_dockerfile_runs_as_non_root_offline_and_serves_on_the_settings_port():
     assert "/healthz" in health and "/healthz" in OPS_ROUTES
     assert next(args for w, args in steps if w == "CMD") == '["footnote", "serve"]'
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["footnote"] == "bot.arguments:main"
+    assert scripts["footnote"] == "bot.entry:main"
     from bot.cli import COMMANDS
 
     assert {"serve", "ingest"} <= set(COMMANDS)  # what the image, compose and the chart run

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 from typing import get_args
 
-import pytest
 from pydantic import BaseModel
 
 from agent.settings import LLMSettings, RetrievalSettings
@@ -171,25 +169,3 @@ def test_each_layer_reads_its_variables_from_the_environment(monkeypatch):
     assert isinstance(s.ingest, IngestSettings) and s.ingest.default_acl == ["hr", "managers"]
     assert isinstance(s.llm, LLMSettings) and s.llm.model == "m"
     assert isinstance(s.slack, SlackSettings) and s.slack.bot_token.get_secret_value() == "xoxb-1"
-
-
-def imported(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-    return names
-
-
-@pytest.mark.parametrize(("layer", "above"), [("ingest", ("agent", "bot")), ("agent", ("bot",))])
-def test_imports_go_one_way(layer, above):
-    """bot → agent → ingest: no module of a lower layer imports a higher one, settings included."""
-    wrong = {
-        f"{path.relative_to(ROOT)}: {name}"
-        for path in (ROOT / layer).rglob("*.py")
-        for name in imported(path)
-        if name.split(".")[0] in above
-    }
-    assert not wrong

@@ -6,7 +6,6 @@ import asyncio
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,7 @@ from agent.telemetry import Telemetry
 from agent.terms import TermStats
 from agent.tools import Toolbox, TurnTools
 from agent.traces import SqliteTraceStore, TraceStore
-from agent.turns import Answer, Turn
+from agent.turns import Answer, Turn, TurnFailed
 from ingest.documents import ChunkPayload
 from ingest.embed import Embedder
 from ingest.index import Index
@@ -88,11 +87,6 @@ class AssistantDeps(ReasonerDeps, Protocol):
     def fallback(self) -> Fallback | None: ...
 
 
-def error_reference() -> str:
-    """A short id that an error reply shows and the log line carries, so support can find it."""
-    return uuid.uuid4().hex[:8]
-
-
 @dataclass
 class Assistant:
     box: Toolbox
@@ -117,14 +111,14 @@ class Assistant:
         self, turn: Turn, progress: Progress | None = None, draft: Drafting | None = None
     ) -> Answer:
         """The checked answer. ``progress`` is told each step; ``draft``, the answer's text while
-        an LLM writes it (unchecked: what the caller showed of it, the answer replaces)."""
-        if not turn.text.strip():
-            return Answer(say("en", "empty_question"), "rejected")
+        an LLM writes it (unchecked: what the caller showed of it, the answer replaces).
+        ``TurnFailed`` when our own code fails on the way: the trace is kept, and the caller
+        (``bot/``) says sorry."""
+        refused = self.refusal(turn.text)
+        if refused is not None:
+            return refused
         started = time.perf_counter()
         lang = detect_lang(turn.text)
-        if len(turn.text) > self.max_question_chars:
-            text = say(lang, "too_long", n=len(turn.text), limit=self.max_question_chars)
-            return Answer(text, "rejected", lang=lang)
         with self.telemetry.turn(turn) as span:
             run = Run(
                 turn=turn,
@@ -136,22 +130,36 @@ class Assistant:
             turn_starts()  # the LLM's budget for this turn (agent.fallback_reasoner)
             try:
                 answer: Answer = await self.loop.run(run=run)
-            except Exception:  # every turn ends with a reply; the log and the trace keep why
-                ref = error_reference()
-                log.exception("turn %s failed (reference %s)", turn.turn_id, ref)
-                answer = Answer(
-                    say(lang, "something_wrong", ref=ref),
-                    "error",
-                    trace=run.trace,
-                    searched=list(dict.fromkeys(run.tried)),
-                    lang=lang,
+            except Exception as exc:  # the trace keeps the steps that ran; bot/ says sorry
+                failed = Answer(
+                    "", "error", trace=run.trace, searched=list(dict.fromkeys(run.tried)), lang=lang
                 )
+                elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
+                await asyncio.to_thread(self.traces.save, turn, failed, elapsed_ms)
+                span.finish(failed)
+                raise TurnFailed(failed) from exc
             if turn.member_groups and answer.status in ("answered", "partial", "unknown"):
                 answer.private_note = await asyncio.to_thread(self._dm_hint, turn, answer)
             elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
             await asyncio.to_thread(self.traces.save, turn, answer, elapsed_ms)
             span.finish(answer)
         return answer
+
+    def refusal(self, text: str) -> Answer | None:
+        """The one check of a question's size, before any work: an empty one gets a prompt, an
+        over-long one "please shorten it" in its language (``FOOTNOTE_LIMITS__MAX_QUESTION_CHARS``);
+        None when it may be answered. ``answer`` applies it; a chat asks it first, so that a
+        refused question costs no placeholder and no rate-limit slot."""
+        if not text.strip():
+            return Answer(say("en", "empty_question"), "rejected")
+        if len(text) > self.max_question_chars:
+            lang = detect_lang(text)
+            return Answer(
+                say(lang, "too_long", n=len(text), limit=self.max_question_chars),
+                "rejected",
+                lang=lang,
+            )
+        return None
 
     def _dm_hint(self, turn: Turn, answer: Answer) -> str:
         """In a channel, tell the asker (privately) when they alone could read a better source —

@@ -25,6 +25,7 @@ the golden set's in one table.
 
 from __future__ import annotations
 
+import logging
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -37,7 +38,9 @@ from rich.table import Table
 
 from agent.assistant import Assistant
 from agent.corpora import CorpusQuestion, CorpusReport, score
-from agent.turns import Answer, Message, Turn
+from agent.turns import Answer, Message, Turn, TurnFailed
+
+log = logging.getLogger(__name__)
 
 # user id → the groups they read as (empty for someone unknown): the directory, seen from here
 GroupsOf = Callable[[str], Sequence[str]]
@@ -336,12 +339,22 @@ async def run_eval(
             ]
         history: tuple[Message, ...] = ()
         for earlier in item.turns:
-            reply = await assistant.answer(_turn(item, groups, members, earlier, history))
+            reply = await _answer(assistant, _turn(item, groups, members, earlier, history))
             history += (Message("user", earlier), Message("assistant", reply.text))
         started = time.perf_counter()
-        answer = await assistant.answer(_turn(item, groups, members, item.question, history))
+        answer = await _answer(assistant, _turn(item, groups, members, item.question, history))
         report.results.append(ItemResult(item, answer, time.perf_counter() - started, ranks))
     return report
+
+
+async def _answer(assistant: Assistant, turn: Turn) -> Answer:
+    """A turn our code failed on is scored as the error it is, and the run goes on; the log
+    keeps why."""
+    try:
+        return await assistant.answer(turn)
+    except TurnFailed as exc:
+        log.warning("eval turn %s failed", turn.turn_id, exc_info=exc)
+        return exc.answer
 
 
 def _turn(
@@ -375,10 +388,10 @@ async def run_corpus_eval(
     before the first, not scored, loads what loads lazily."""
     report = CorpusReport(name, split)
     if questions:
-        await assistant.answer(corpus_turn(questions[0], "warm-up"))
+        await _answer(assistant, corpus_turn(questions[0], "warm-up"))
     for q in questions:
         started = time.perf_counter()
-        answer = await assistant.answer(corpus_turn(q))
+        answer = await _answer(assistant, corpus_turn(q))
         report.outcomes.append(score(q, answer, time.perf_counter() - started))
         on_item()
     return report

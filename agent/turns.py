@@ -193,3 +193,13 @@ class Answer:
         dropped = sum(len(s.dropped) for s in self.trace if s.step == "grade")
         rounds = max((s.round for s in self.trace), default=0)
         return f"{rounds} round(s), {searches} searches, {read} passages read, {dropped} dropped as off-topic"
+
+
+class TurnFailed(Exception):
+    """A turn our own code could not finish (a bug, a store that broke). ``answer`` is what the
+    turn did, status ``error``, its trace kept; the cause is chained. Only ``bot/`` turns it into
+    words for the person (``bot.conversation.failure_reply``), with the reference the log keeps."""
+
+    def __init__(self, answer: Answer):
+        super().__init__(f"turn failed after {len(answer.trace)} step(s)")
+        self.answer = answer

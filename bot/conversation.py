@@ -17,7 +17,8 @@ what it cited), without ever holding up the answer. Buttons go through the core 
 (a ticket is confirmed or cancelled only by the person who asked for it), ``feedback`` (👍/👎 and
 then a reason, on their own turn only, like a ticket's confirmation). Whatever fails on the
 way, the person gets one reply: "something went wrong", in the language of their question, with
-a reference that the log line carries too — never an exception's name.
+a reference that the log line carries too — never an exception's name (``bot/failure.py``, the
+one place that words it).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
-from agent.assistant import error_reference
 from agent.drafts import Drafting
 from agent.loop import Progress
 from agent.messages import say
@@ -42,6 +42,7 @@ from bot.admin_access import (
     is_admin_request,
 )
 from bot.directory import Directory, DirectoryUnavailable, Person, find_off_loop
+from bot.failure import failure_reply
 from bot.feedback import (
     REASONS,
     CitedDocument,
@@ -52,7 +53,7 @@ from bot.feedback import (
     Vote,
 )
 from bot.links import LinkSigner
-from bot.render import EMPTY_QUESTION, NOT_IN_DIRECTORY
+from bot.render import NOT_IN_DIRECTORY
 from bot.state import RATE_LIMITED, ConversationState
 from ingest.documents import ChunkPayload
 from ingest.languages import detect_lang
@@ -135,12 +136,6 @@ def conversation_id(platform: str, *parts: str | None) -> str:
     return ":".join([platform, *(p for p in parts if p)])
 
 
-def something_went_wrong(lang: str = "en") -> tuple[str, str]:
-    """The one error reply, in ``lang``, and its reference (log it with the cause)."""
-    ref = error_reference()
-    return say(lang, "something_wrong", ref=ref), ref
-
-
 @dataclass(frozen=True)
 class Profile:
     """What a platform's user profile says beyond the ids: the e-mail, and whether it is a bot."""
@@ -219,6 +214,10 @@ class Agent(Protocol):
         self, turn: Turn, progress: Progress | None = None, draft: Drafting | None = None
     ) -> Answer: ...
 
+    def refusal(self, text: str) -> Answer | None:
+        """The reply to a question refused for its size (empty, over-long); None to answer it."""
+        ...
+
     async def confirm(self, action_id: str, user_id: str, approve: bool) -> Answer: ...
 
     def document(self, doc_id: str, groups: Sequence[str]) -> list[ChunkPayload]: ...
@@ -261,7 +260,6 @@ class Conversation:
         platform: str,
         private_chat: str,
         unknown_members: Literal["public", "refuse"] = "public",
-        max_question_chars: int = 4000,
         records: TurnLog | None = None,
         admin: AdminAccess | None = None,
     ):
@@ -269,7 +267,6 @@ class Conversation:
         self.records, self.admin = records, admin
         self.platform, self.private_chat = platform, private_chat
         self.unknown_members = unknown_members
-        self.max_question_chars = max_question_chars
 
     # -- who --------------------------------------------------------------------------------
 
@@ -327,8 +324,7 @@ class Conversation:
             await self._failed(reply, lang, "answer")
 
     async def _failed(self, reply: Reply, lang: str, what: str) -> None:
-        text, ref = something_went_wrong(lang)
-        log.exception("%s %s failed (reference %s)", self.platform, what, ref)
+        text = failure_reply(f"{self.platform} {what}", lang)
         try:
             await reply.say(text)
         except Exception:
@@ -345,11 +341,9 @@ class Conversation:
             await reply.say(NOT_IN_DIRECTORY)
             return
         text = question.text
-        if not text.strip():
-            await reply.say(EMPTY_QUESTION)
-            return
-        if len(text) > self.max_question_chars:
-            await reply.say(say(lang, "too_long", n=len(text), limit=self.max_question_chars))
+        refused = self.assistant.refusal(text)
+        if refused is not None:
+            await reply.say(refused.text)
             return
         if self.admin is not None and is_admin_request(text):
             await self._admin_link(question, person, reply)

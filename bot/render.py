@@ -34,7 +34,6 @@ import re
 from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
-from agent.messages import say
 from agent.turns import MARKER, Answer, Citation, PendingAction
 from bot.feedback import MAX_NOTE, REASONS
 
@@ -61,7 +60,6 @@ NOT_IN_DIRECTORY = (
     "Hi! I can only answer people listed in the company directory, and I couldn't find you there. "
     "Please ask your Footnote admin to add you."
 )
-EMPTY_QUESTION = say("en", "empty_question")  # an empty question has no language of its own
 
 Linker = Callable[[Citation], "str | None"]
 

@@ -91,6 +91,9 @@ class AgentThread:
 
         return await self._run(self.assistant.answer(turn, relay(progress), relay(draft)))
 
+    def refusal(self, text: str) -> Answer | None:
+        return self.assistant.refusal(text)
+
     async def confirm(self, action_id: str, user_id: str, approve: bool) -> Answer:
         return await self._run(self.assistant.confirm(action_id, user_id, approve))
 
@@ -171,7 +174,6 @@ def build_app(
             platform=platform,
             private_chat=private_chat,
             unknown_members=settings.channels.unknown_members,
-            max_question_chars=settings.limits.max_question_chars,
             records=records,
             admin=admin,
         )

@@ -74,9 +74,9 @@ from bot.conversation import (
     Member,
     Question,
     conversation_id,
-    something_went_wrong,
     throttled,
 )
+from bot.failure import failure_reply
 from bot.settings import TeamsSettings
 from bot.teams_auth import (
     KeysUnavailable,
@@ -477,8 +477,7 @@ class TeamsAdapter:
     @staticmethod
     async def _on_turn_error(ctx: TurnContext, error: Exception) -> None:
         """The last resort, for a failure outside the core (which answers its own failures)."""
-        text, ref = something_went_wrong()
-        log.error("teams turn failed (reference %s): %r", ref, error, exc_info=error)
+        text = failure_reply("teams turn", error=error)
         try:
             await ctx.send_activity(plain(text))
         except Exception:

@@ -16,8 +16,9 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
-from agent.turns import Answer, Message, Turn
+from agent.turns import Answer, Message, Turn, TurnFailed
 from bot.directory import Person
+from bot.failure import failure_reply
 
 console = Console()
 
@@ -109,7 +110,11 @@ class TerminalChat:
             async def progress(message: str) -> None:
                 status.update(message)
 
-            answer = await self.assistant.answer(turn, progress if not self.as_json else None)
+            try:
+                answer = await self.assistant.answer(turn, progress if not self.as_json else None)
+            except TurnFailed as exc:  # the trace is kept; the person reads the one sorry
+                answer = exc.answer
+                answer.text = failure_reply("terminal turn", answer.lang)
         self.history = [*self.history, Message("user", text), Message("assistant", answer.text)][
             -20:
         ]

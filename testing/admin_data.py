@@ -52,6 +52,9 @@ class Library:
 
     streams = False
 
+    def refusal(self, text: str) -> Answer | None:
+        return None  # "admin" is never refused for its size
+
     async def answer(self, turn: Turn, progress: object = None, draft: object = None) -> Answer:
         raise AssertionError("the admin page never asks a question")
 

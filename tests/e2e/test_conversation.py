@@ -322,7 +322,7 @@ async def test_someone_not_in_the_directory_is_told_so(chat):
 
 
 async def test_an_empty_question_gets_the_prompt(chat):
-    assert await chat.ask("   ") == render.EMPTY_QUESTION
+    assert await chat.ask("   ") == say("en", "empty_question")
 
 
 async def test_an_over_long_question_is_refused_in_its_own_language(chat):

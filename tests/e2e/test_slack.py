@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from agent.messages import say
 from bot import render
 from bot.feedback import FeedbackStore
 from bot.state import RATE_LIMITED
@@ -304,7 +305,7 @@ async def test_malformed_bodies_get_4xx_or_a_polite_reply_never_a_crash(bot):
     no_text["event"].pop("text")
     assert (await bot.send.event(no_text))[0] == 200
     reply = await bot.slack.posted("D0MALFRM1")
-    assert reply.args["text"] == render.EMPTY_QUESTION
+    assert reply.args["text"] == say("en", "empty_question")
     weird = dm_event(CARRY_OVER, channel="D0MALFRM2")
     weird["event"]["text"] = {"not": "a string"}
     weird["event"]["user"] = ["U0ALICE01"]

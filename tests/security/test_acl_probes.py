@@ -23,7 +23,7 @@ import pytest
 from agent.assistant import Assistant
 from agent.messages import say
 from agent.tools import TurnTools
-from agent.turns import Answer, Citation, Message, PendingAction, TraceStep, Turn
+from agent.turns import Answer, Citation, Message, PendingAction, TraceStep, Turn, TurnFailed
 from bot import render
 from bot.directory import Person
 from bot.state import RATE_LIMITED
@@ -150,9 +150,11 @@ async def ask_directly(assistant: Assistant, corpus, people, probes, probe_tally
                 firsts[key] = await assistant.answer(turn_for(people, probe, probe.first))
             history = (Message("user", probe.first), Message("assistant", firsts[key].text))
             outputs += answer_outputs(firsts[key], "first")
-        answer = await assistant.answer(turn_for(people, probe, probe.question, history))
-        if answer.status == "error":
-            broken.append((probe, answer.note))
+        try:
+            answer = await assistant.answer(turn_for(people, probe, probe.question, history))
+        except TurnFailed as exc:
+            broken.append((probe, repr(exc.__cause__)))
+            answer = exc.answer
         outputs += answer_outputs(answer)
         found += check(corpus, people, probe, outputs)
     verdict(probe_tally, kind, probes, found, broken)

@@ -6,7 +6,6 @@ the log line carries too."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
 
 import pytest
@@ -14,7 +13,7 @@ import redis
 
 from agent.actions import RedisPendingActions
 from agent.assistant import build_assistant
-from agent.turns import Turn
+from agent.turns import Turn, TurnFailed
 from testing.slack import blocks_text, dm_event
 from tests.e2e.conftest import running_bot
 
@@ -58,14 +57,16 @@ class Broken:
         return fail
 
 
-def test_an_error_reply_carries_a_reference_that_is_in_the_log(handbook_deps, caplog):
+def test_a_failed_turn_keeps_its_trace_and_leaves_the_words_to_the_bot(handbook_deps):
+    """The agent says no sorry of its own (bot/failure.py is the one place, its reference in
+    the log: tests/bot/test_failure.py); it raises with what the turn did, and keeps the trace."""
     assistant = build_assistant(handbook_deps, reasoner=Broken())
-    with caplog.at_level(logging.ERROR):
-        answer = ask(assistant, "How many vacation days can I carry over?")
-    assert answer.status == "error"
-    ref = re.search(r"reference ([0-9a-f]{8})", answer.text).group(1)
-    assert not EXCEPTION_NAME.search(answer.text + answer.note)
-    assert any(ref in r.getMessage() and r.exc_info for r in caplog.records)
+    with pytest.raises(TurnFailed) as failed:
+        ask(assistant, "How many vacation days can I carry over?")
+    answer = failed.value.answer
+    assert answer.status == "error" and answer.text == ""  # the route step failed: no steps ran
+    assert isinstance(failed.value.__cause__, ConnectionError)
+    assert assistant.traces.recent(1)[0]["status"] == "error"
 
 
 async def test_slack_unknown_answer_without_redis(handbook, dead_assistant, redis_prefix):

@@ -198,7 +198,7 @@ class Answer:
 class TurnFailed(Exception):
     """A turn our own code could not finish (a bug, a store that broke). ``answer`` is what the
     turn did, status ``error``, its trace kept; the cause is chained. Only ``bot/`` turns it into
-    words for the person (``bot.conversation.failure_reply``), with the reference the log keeps."""
+    words for the person (``bot.chat.failure.failure_reply``), with the reference the log keeps."""
 
     def __init__(self, answer: Answer):
         super().__init__(f"turn failed after {len(answer.trace)} step(s)")

@@ -19,8 +19,8 @@ import uuid
 import redis
 from pydantic import SecretStr
 
-from bot.directory_cache import CachedDirectory
-from bot.graph_directory import GraphDirectory, GraphDirectoryClient
+from bot.identity.directory_cache import CachedDirectory
+from bot.identity.graph_directory import GraphDirectory, GraphDirectoryClient
 from testing.graph import LoopbackGraph
 
 REDIS_URL = "redis://127.0.0.1:6379/0"

@@ -27,8 +27,8 @@ import numpy as np
 from rich.table import Table
 
 from bot.app import build_deps
+from bot.chat.terminal import console
 from bot.settings import Settings
-from bot.terminal import console
 from ingest.backends import build_embedders
 from ingest.chunk import chunk_document
 from ingest.documents import Chunk

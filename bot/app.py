@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agent.fallback import CollectionFallback
     from agent.retrieval import Retriever
     from agent.telemetry import Telemetry
-    from bot.directory import Directory
+    from bot.identity.directory import Directory
     from bot.settings import Settings
     from ingest.embed import Embedder
     from ingest.index import Index
@@ -85,15 +85,15 @@ class Deps:
         s = self.settings
         source = s.directory_source
         if source == "scim":
-            from bot.scim import ScimDirectory
+            from bot.identity.scim import ScimDirectory
 
             return ScimDirectory.open(s.database, s.data_dir)
         if source == "graph":
             import redis
 
-            from bot.directory_cache import CachedDirectory
-            from bot.graph_directory import GraphDirectory
-            from bot.state import redis_pool_kwargs
+            from bot.chat.state import redis_pool_kwargs
+            from bot.identity.directory_cache import CachedDirectory
+            from bot.identity.graph_directory import GraphDirectory
 
             pool = redis.BlockingConnectionPool.from_url(s.redis.url, **redis_pool_kwargs(s.redis))
             graph = GraphDirectory.from_settings(s.graph, s.directory.group_names)
@@ -105,7 +105,7 @@ class Deps:
                 negative_ttl_s=s.directory.negative_ttl_s,
                 worth=graph.asks_about,
             )
-        from bot.directory import FileDirectory
+        from bot.identity.directory import FileDirectory
 
         return FileDirectory.load(s.directory_file)
 

@@ -28,10 +28,10 @@ from rich.text import Text
 from agent.corpora import DATASETS as CORPORA
 from bot import bad_settings
 from bot.arguments import DEMO_USER, build_parser
-from bot.directory import Person
+from bot.chat.terminal import TerminalChat, console, plain, read_line, safe
+from bot.identity.directory import Person
 from bot.progress import IngestProgress
 from bot.settings import HANDBOOK_DIRECTORY, Settings
-from bot.terminal import TerminalChat, console, plain, read_line, safe
 from ingest.database import disk_fault
 from ingest.errors import ConfigError, FootnoteError
 
@@ -619,7 +619,7 @@ def golden_report(args, settings: Settings):
     from agent.assistant import build_assistant
     from agent.evaluation import load_golden, run_eval
     from bot.app import build_deps
-    from bot.directory import groups_of
+    from bot.identity.directory import groups_of
 
     path = args.cases or args.golden or EXAMPLES / "golden.yaml"
     if not path.is_file():
@@ -802,7 +802,7 @@ def corpus_deps(settings: Settings, eval_dir: Path, name: str, files=None, embed
 
 
 def open_records(settings: Settings):
-    from bot.feedback import FeedbackStore
+    from bot.reports.feedback import FeedbackStore
 
     return FeedbackStore.open(settings.database, settings.data_dir)
 
@@ -817,7 +817,7 @@ def _with_records(settings: Settings, fn):
 
 def cmd_feedback(args, settings: Settings) -> int:
     from bot.app import build_deps
-    from bot.cases import Reviewer, export_cases, parse_since
+    from bot.reports.cases import Reviewer, export_cases, parse_since
 
     try:
         since = parse_since(args.since)
@@ -892,9 +892,9 @@ def cmd_report(args, settings: Settings) -> int:
     import json
 
     from bot.app import build_deps
-    from bot.cases import parse_since
-    from bot.digest import report_builder
-    from bot.gaps import report_lines
+    from bot.reports.cases import parse_since
+    from bot.reports.digest import report_builder
+    from bot.reports.gaps import report_lines
 
     deps = build_deps(settings)
     try:
@@ -919,8 +919,8 @@ def cmd_report(args, settings: Settings) -> int:
 def report_digest(args, settings: Settings, build, directory) -> int:
     import datetime as dt
 
-    from bot.digest import current_period, post_digest
-    from bot.gaps import report_lines
+    from bot.reports.digest import current_period, post_digest
+    from bot.reports.gaps import report_lines
 
     period = current_period(dt.datetime.now(dt.UTC), settings.digest)
     if not args.post:
@@ -947,7 +947,7 @@ SLACK_CHANNEL_ID = re.compile(r"[CG][A-Z0-9]{6,}")
 
 
 def cmd_digest(args, settings: Settings) -> int:
-    from bot.feedback import DigestRoute
+    from bot.reports.feedback import DigestRoute
 
     store = open_records(settings)
     try:
@@ -1011,9 +1011,9 @@ def cmd_digest(args, settings: Settings) -> int:
 
 
 def cmd_privacy(args, settings: Settings) -> int:
-    from bot.directory import FileDirectory
-    from bot.feedback import ago
-    from bot.privacy import forget
+    from bot.identity.directory import FileDirectory
+    from bot.reports.feedback import ago
+    from bot.reports.privacy import forget
 
     store = open_records(settings)
     try:
@@ -1040,7 +1040,7 @@ def cmd_privacy(args, settings: Settings) -> int:
 
 
 def cmd_serve(args, settings: Settings) -> int:
-    from bot.server import run
+    from bot.web.server import run
 
     return run(settings, socket_mode=args.socket_mode)
 

@@ -21,7 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from bot.terminal import plain
+from bot.chat.terminal import plain
 
 
 class IngestProgress:

@@ -68,7 +68,7 @@ class PrivacySettings(BaseModel):
 
 
 class ScimSettings(BaseModel):
-    """The identity provider pushes people and groups to ``/scim/v2`` (``bot/scim.py``), and they
+    """The identity provider pushes people and groups to ``/scim/v2`` (``bot/identity/scim.py``), and they
     become the directory. Setting the token turns it on; there is no default token."""
 
     token: SecretStr
@@ -94,8 +94,8 @@ class ScimSettings(BaseModel):
 class DirectorySettings(BaseModel):
     """Where people and their groups come from. ``source`` unset: SCIM when
     ``FOOTNOTE_SCIM__TOKEN`` is set, else the directory file. ``graph``: Microsoft Entra ID through
-    Graph with the ``FOOTNOTE_GRAPH__*`` app registration (``bot/graph_directory.py``), each
-    person cached in Redis for ``cache_ttl_s`` (``bot/directory_cache.py``)."""
+    Graph with the ``FOOTNOTE_GRAPH__*`` app registration (``bot/identity/graph_directory.py``), each
+    person cached in Redis for ``cache_ttl_s`` (``bot/identity/directory_cache.py``)."""
 
     source: Literal["file", "scim", "graph"] | None = None
     cache_ttl_s: int = Field(15 * 60, ge=1)  # a group change in Entra ID shows within this
@@ -113,7 +113,7 @@ SUGGESTED_PROMPTS = (
 
 
 class DigestSettings(BaseModel):
-    """The weekly gap report for document owners (``bot/digest.py``): where ``footnote serve`` posts
+    """The weekly gap report for document owners (``bot/reports/digest.py``): where ``footnote serve`` posts
     it and when. Posting is on once a target is set: a Slack channel id (the bot must be a member)
     and/or a Teams conversation the bot is installed in, with its ``serviceUrl``."""
 
@@ -155,7 +155,7 @@ ENTRA_LOGIN_URL = "https://login.microsoftonline.com"
 
 class TeamsSettings(BaseModel):
     """The Azure Bot that Teams talks to. Any ``FOOTNOTE_TEAMS__*`` variable turns Teams on, and then
-    ``footnote serve`` demands ``app_id`` and ``app_password`` (``bot/teams_auth.py``): every
+    ``footnote serve`` demands ``app_id`` and ``app_password`` (``bot/chat/teams_auth.py``): every
     activity must carry a Bot Framework token signed for this app id."""
 
     app_id: str = ""
@@ -205,12 +205,12 @@ class ServerSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = 3000
     public_url: str = "http://localhost:3000"
-    # No default: `footnote serve` refuses to start without a strong one (bot/links.py:link_secret);
+    # No default: `footnote serve` refuses to start without a strong one (bot/web/links.py:link_secret);
     # local runs generate one in data_dir.
     link_secret: SecretStr | None = None
     link_ttl_s: int = Field(default=900, gt=0)
     oidc: OIDCSettings | None = None
-    # /admin (bot/admin_access.py): how long the sign-in link the bot sends an admin stays good
+    # /admin (bot/identity/admin_access.py): how long the sign-in link the bot sends an admin stays good
     # (it works once), and how long the session it opens lasts.
     admin_link_ttl_s: int = Field(default=600, gt=0)
     admin_session_ttl_s: int = Field(default=8 * 3600, gt=0)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from agent.traces import SqliteTraceStore
 from agent.turns import Answer, TraceStep, Turn
-from bot.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord
+from bot.reports.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord
 from ingest.documents import ChunkPayload
 
 LEAVE = "handbook/hr/leave-policy-2026.md"  # everyone

@@ -21,7 +21,7 @@ What the SharePoint connector calls, and nothing else:
   has unique permissions, its ancestors', with ``inheritedFrom``), ``…/content`` (``302`` to a
   pre-authenticated ``/download/…?tempauth=…`` URL that takes no bearer token).
 
-And what the bot's directory calls (``bot/graph_directory.py``), from ``user`` and ``group``:
+And what the bot's directory calls (``bot/identity/graph_directory.py``), from ``user`` and ``group``:
 
 * ``GET /v1.0/users/{id | userPrincipalName}`` (``$select`` honoured), ``404
   Request_ResourceNotFound`` for someone Entra ID lacks;

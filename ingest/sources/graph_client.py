@@ -1,7 +1,7 @@
 """An app-only Microsoft Graph client: the token, and GETs that obey throttling.
 
 Shared by the SharePoint connector (``ingest/sources/sharepoint.py``) and the bot's Graph
-directory (``bot/graph_directory.py``): one app registration serves both, and both sign in the
+directory (``bot/identity/graph_directory.py``): one app registration serves both, and both sign in the
 same way. Plain httpx, nothing heavy, so the bot can import it.
 
 * **Sign-in**: the client-credentials grant against ``{authority}/{tenant}/oauth2/v2.0/token``;

@@ -11,7 +11,7 @@ from agent.actions import MemoryPendingActions
 from agent.assistant import build_assistant
 from agent.evaluation import load_golden, run_eval
 from agent.turns import Message, Turn
-from bot.directory import FileDirectory, groups_of
+from bot.identity.directory import FileDirectory, groups_of
 from ingest.index import allowed
 from tests.conftest import ROOT, all_chunks
 

@@ -14,7 +14,7 @@ from agent.documents import asked_document
 from agent.loop import AnswerLoop, Run, _thin
 from agent.tools import TurnTools
 from agent.turns import Turn
-from bot.directory import FileDirectory
+from bot.identity.directory import FileDirectory
 from ingest.index import allowed
 from tests.conftest import ROOT
 

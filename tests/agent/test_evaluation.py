@@ -17,7 +17,7 @@ from agent.assistant import build_assistant, build_reasoner
 from agent.evaluation import EvalReport, GoldenItem, ItemResult, load_golden, run_eval
 from agent.turns import Answer, Citation
 from bot.cli import main as footnote
-from bot.directory import groups_of
+from bot.identity.directory import groups_of
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "examples" / "golden.yaml"

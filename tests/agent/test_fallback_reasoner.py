@@ -34,8 +34,8 @@ from agent.reasoning import Route
 from agent.settings import LLMSettings, TelemetrySettings
 from agent.telemetry import build_telemetry
 from agent.turns import Answer, Turn
-from bot import terminal
-from bot.directory import FileDirectory
+from bot.chat import terminal
+from bot.identity.directory import FileDirectory
 from ingest.errors import ConfigError
 from testing.llm import FakeOpenAI, Reply, ScriptedLLM
 from tests.conftest import ROOT

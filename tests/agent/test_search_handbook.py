@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.retrieval import Retriever
-from bot.directory import FileDirectory
+from bot.identity.directory import FileDirectory
 from bot.settings import Settings
 from ingest.index import allowed, vector_dims
 from ingest.pipeline import Ingester

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from botbuilder.schema import Activity
 
+from bot.chat.slack import question_text as slack_question
+from bot.chat.teams import mentions_of
+from bot.chat.teams import question_text as teams_question
+from bot.chat.teams_auth import authority
 from bot.settings import TeamsSettings
-from bot.slack import question_text as slack_question
-from bot.teams import mentions_of
-from bot.teams import question_text as teams_question
-from bot.teams_auth import authority
 
 
 def test_slack_question_drops_the_bot_mention_and_unwraps_markup():

@@ -20,19 +20,19 @@ from pydantic import SecretStr
 
 from agent.traces import RedisTraceStore, SqliteTraceStore
 from agent.turns import Answer, Turn
-from bot.admin_access import (
+from bot.chat.conversation import Conversation, Member, Question
+from bot.chat.state import ConversationState
+from bot.identity.admin_access import (
     ADMIN_REFUSED,
     SESSION_COOKIE,
     AdminAccess,
     is_admin_request,
 )
-from bot.conversation import Conversation, Member, Question
-from bot.directory import FileDirectory
-from bot.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord
-from bot.links import LinkSigner
-from bot.server import build_app
+from bot.identity.directory import FileDirectory
+from bot.reports.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord
 from bot.settings import HANDBOOK_DIRECTORY, RedisSettings, ServerSettings, Settings
-from bot.state import ConversationState
+from bot.web.links import LinkSigner
+from bot.web.server import build_app
 from ingest.settings import DatabaseSettings
 from ingest.sources.state import SyncState
 from testing.admin_data import DRAFT, LEAVE, SALARY, Library, put_trace, seed, steps
@@ -464,7 +464,7 @@ async def test_sources_show_sync_state_and_errors(admin):
 
 
 async def test_sources_list_the_owners_digest_routes(admin):
-    from bot.feedback import DigestRoute
+    from bot.reports.feedback import DigestRoute
 
     await admin.sign_in()
     admin.store.set_route(DigestRoute("HR@Northwind.example", "slack", "C0HR12345"))

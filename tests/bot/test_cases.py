@@ -15,13 +15,20 @@ from pydantic import SecretStr
 from agent.assistant import build_assistant
 from agent.evaluation import load_golden, run_eval
 from agent.turns import Answer
-from bot.cases import Reviewer, export_cases, parse_since
-from bot.conversation import Conversation, Member, Question
-from bot.directory import FileDirectory, groups_of
-from bot.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnLog, TurnRecord, ago
-from bot.links import LinkSigner
+from bot.chat.conversation import Conversation, Member, Question
+from bot.chat.state import ConversationState
+from bot.identity.directory import FileDirectory, groups_of
+from bot.reports.cases import Reviewer, export_cases, parse_since
+from bot.reports.feedback import (
+    CitedDocument,
+    FeedbackRecord,
+    FeedbackStore,
+    TurnLog,
+    TurnRecord,
+    ago,
+)
 from bot.settings import HANDBOOK_DIRECTORY, RedisSettings
-from bot.state import ConversationState
+from bot.web.links import LinkSigner
 from ingest.settings import DatabaseSettings
 
 DIRECTORY = FileDirectory.load(HANDBOOK_DIRECTORY)

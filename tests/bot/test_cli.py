@@ -289,7 +289,7 @@ def test_asking_an_empty_index_says_to_ingest_first(tmp_path, args, stdin):
 
 def test_feedback_export_writes_cases_that_eval_cases_runs(ingested, tmp_path):
     from bot.app import build_deps
-    from bot.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord
+    from bot.reports.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord
     from ingest.settings import DatabaseSettings
 
     deps = build_deps(Settings(data_dir=ingested))
@@ -331,7 +331,7 @@ def test_feedback_export_writes_cases_that_eval_cases_runs(ingested, tmp_path):
 
 
 def test_privacy_forget_and_purge_say_how_many_they_deleted(tmp_path):
-    from bot.feedback import FeedbackRecord, FeedbackStore, TurnRecord, ago
+    from bot.reports.feedback import FeedbackRecord, FeedbackStore, TurnRecord, ago
     from ingest.settings import DatabaseSettings
 
     data_dir = tmp_path / "data"
@@ -486,7 +486,7 @@ def test_report_gaps_and_a_digest_with_nowhere_to_post(tmp_path):
     """Nothing unanswered: the report needs no model; --post without a target names the setting."""
     import json
 
-    from bot.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord, ago
+    from bot.reports.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord, ago
     from ingest.settings import DatabaseSettings
 
     data_dir = tmp_path / "data"

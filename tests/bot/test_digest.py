@@ -11,10 +11,10 @@ import threading
 import pytest
 from pydantic import SecretStr
 
-from bot.digest import current_period, post_digest, scheduled, slack_digest, teams_digest
-from bot.directory import FileDirectory
-from bot.feedback import DigestRoute, FeedbackStore
-from bot.gaps import (
+from bot.identity.directory import FileDirectory
+from bot.reports.digest import current_period, post_digest, scheduled, slack_digest, teams_digest
+from bot.reports.feedback import DigestRoute, FeedbackStore
+from bot.reports.gaps import (
     DocRef,
     DocumentConflict,
     GapReport,

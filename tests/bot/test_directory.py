@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.directory import FileDirectory, Person, groups_of
+from bot.identity.directory import FileDirectory, Person, groups_of
 from ingest.access import normalise_acl
 
 

@@ -12,12 +12,12 @@ import pytest
 
 from agent.messages import CATALOGUE, say
 from agent.turns import Answer, Turn, TurnFailed
-from bot.conversation import Conversation, Member, Question
-from bot.directory import FileDirectory
-from bot.failure import failure_reply
-from bot.links import LinkSigner
+from bot.chat.conversation import Conversation, Member, Question
+from bot.chat.failure import failure_reply
+from bot.chat.state import ConversationState
+from bot.identity.directory import FileDirectory
 from bot.settings import HANDBOOK_DIRECTORY, RedisSettings
-from bot.state import ConversationState
+from bot.web.links import LinkSigner
 
 EXCEPTION_NAME = re.compile(r"\b\w*(Error|Exception|Timeout)\b")
 

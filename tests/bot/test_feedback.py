@@ -10,7 +10,7 @@ import logging
 import pytest
 from pydantic import SecretStr
 
-from bot.feedback import (
+from bot.reports.feedback import (
     CitedDocument,
     FeedbackRecord,
     FeedbackStore,
@@ -146,7 +146,7 @@ async def test_a_click_right_after_the_answer_waits_for_its_record(tmp_path):
 async def test_an_unreachable_database_is_logged_once_and_never_raises(tmp_path, caplog):
     url = SecretStr("postgresql://nobody@127.0.0.1:1/none")
     log_ = TurnLog.from_settings(DatabaseSettings(url=url), tmp_path, retention_days=30)
-    with caplog.at_level(logging.WARNING, logger="bot.feedback"):
+    with caplog.at_level(logging.WARNING, logger="bot.reports.feedback"):
         started = asyncio.get_running_loop().time()
         await log_.record_turn(turn("t1"))
         assert await log_.turn("t1") is None

@@ -10,7 +10,7 @@ import pytest
 
 from agent.assistant import build_assistant
 from agent.turns import Turn
-from bot.feedback import (
+from bot.reports.feedback import (
     CitedDocument,
     ConflictNote,
     FeedbackRecord,
@@ -18,7 +18,7 @@ from bot.feedback import (
     TurnRecord,
     ago,
 )
-from bot.gaps import build_report, index_access
+from bot.reports.gaps import build_report, index_access
 from ingest.settings import DatabaseSettings
 
 ALICE = ("hr", "managers")
@@ -182,12 +182,12 @@ async def test_the_digest_as_posted_to_slack(tmp_path, handbook_deps):
 
     from pydantic import SecretStr
 
-    from bot.digest import post_digest, report_builder
+    from bot.reports.digest import post_digest, report_builder
     from bot.settings import DigestSettings, Settings, SlackSettings
     from testing.slack import FakeSlackAPI, blocks_text
 
     AT = "2026-11-25T10:00:00.000+00:00"
-    from bot.directory import FileDirectory
+    from bot.identity.directory import FileDirectory
     from bot.settings import HANDBOOK_DIRECTORY
 
     # the owners' channel: alice (hr, managers), who asked what is reported here, looked up like

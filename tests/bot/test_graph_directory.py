@@ -16,17 +16,17 @@ from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
 from agent.traces import SqliteTraceStore
-from bot.admin_access import AdminAccess
 from bot.app import build_deps
+from bot.chat.conversation import Conversation, Member
+from bot.chat.state import ConversationState
 from bot.cli import person_for
-from bot.conversation import Conversation, Member
-from bot.directory import DirectoryUnavailable
-from bot.directory_cache import CachedDirectory
-from bot.graph_directory import GraphDirectory, GraphDirectoryClient
-from bot.links import LinkSigner
-from bot.server import build_app
+from bot.identity.admin_access import AdminAccess
+from bot.identity.directory import DirectoryUnavailable
+from bot.identity.directory_cache import CachedDirectory
+from bot.identity.graph_directory import GraphDirectory, GraphDirectoryClient
 from bot.settings import DirectorySettings, RedisSettings, ScimSettings, Settings
-from bot.state import ConversationState
+from bot.web.links import LinkSigner
+from bot.web.server import build_app
 from ingest.errors import ConfigError
 from ingest.settings import GraphSettings
 from ingest.sources.graph_client import CLIENT_VAR, SECRET_VAR, TENANT_VAR

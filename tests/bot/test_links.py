@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from agent.turns import Citation
-from bot.links import LinkSigner, render_document
+from bot.web.links import LinkSigner, render_document
 from ingest.errors import ConfigError
 
 SECRET = "unit-test-link-secret-0123456789abcdef"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from agent.turns import Answer, Citation, PendingAction
-from bot import render
+from bot.chat import render
 from testing.slack import blocks_text
 
 

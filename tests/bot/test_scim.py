@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr
 
-from bot.scim import ScimDirectory, ScimError, ScimStore
+from bot.identity.scim import ScimDirectory, ScimError, ScimStore
 from ingest.settings import DatabaseSettings
 from ingest.sources.state import SyncState
 

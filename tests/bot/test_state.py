@@ -8,8 +8,8 @@ import uuid
 import pytest
 
 from agent.turns import Message
+from bot.chat.state import FORGETFUL_NOTICE, ConversationState
 from bot.settings import RedisSettings
-from bot.state import FORGETFUL_NOTICE, ConversationState
 
 URL = "redis://127.0.0.1:6379/0"
 

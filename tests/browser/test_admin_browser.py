@@ -18,13 +18,13 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from agent.traces import SqliteTraceStore
-from bot.admin_access import AdminAccess
-from bot.directory import FileDirectory
-from bot.feedback import FeedbackStore
-from bot.links import LinkSigner
-from bot.server import build_app
+from bot.chat.state import ConversationState
+from bot.identity.admin_access import AdminAccess
+from bot.identity.directory import FileDirectory
+from bot.reports.feedback import FeedbackStore
 from bot.settings import HANDBOOK_DIRECTORY, RedisSettings, ServerSettings, Settings
-from bot.state import ConversationState
+from bot.web.links import LinkSigner
+from bot.web.server import build_app
 from ingest.settings import DatabaseSettings
 from ingest.sources.state import SyncState
 from testing.admin_data import Library, seed

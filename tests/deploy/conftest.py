@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.ops import add_ops_routes
+from bot.web.ops import add_ops_routes
 from testing.recorder import send_json
 
 

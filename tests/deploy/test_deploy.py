@@ -2,7 +2,7 @@
 Makefile does (CI runs the Makefile's steps on a fresh venv), compose parses, Helm itself (Helm v4's
 engine from helm-python-sdk, no binary) renders the chart in strict mode and lints it clean, the
 rendered objects pass the Kubernetes JSON schemas (kubernetes-validate, strict), probes point at
-routes bot/ops.py serves, and every FOOTNOTE_ variable they set is a real setting."""
+routes bot/web/ops.py serves, and every FOOTNOTE_ variable they set is a real setting."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ import yaml
 from helm_python import _native
 from pydantic import BaseModel, TypeAdapter
 
-from bot.links import link_secret
-from bot.ops import OPS_ROUTES
 from bot.settings import ServerSettings, Settings
+from bot.web.links import link_secret
+from bot.web.ops import OPS_ROUTES
 from ingest.errors import ConfigError
 from tests.conftest import ROOT
 

@@ -18,7 +18,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from agent.telemetry import Metrics
-from bot.ops import OPS_ROUTES, add_ops_routes
+from bot.web.ops import OPS_ROUTES, add_ops_routes
 from ingest.server_index import ServerIndex
 from tests.deploy.conftest import ops_server
 

@@ -21,9 +21,9 @@ from agent.settings import TelemetrySettings
 from agent.telemetry import build_telemetry
 from agent.turns import Turn
 from bot.app import build_deps
-from bot.directory import FileDirectory
-from bot.links import link_secret
+from bot.identity.directory import FileDirectory
 from bot.settings import Settings
+from bot.web.links import link_secret
 from tests.conftest import HANDBOOK, ROOT
 from tests.deploy.conftest import free_port, ops_server
 

@@ -21,7 +21,7 @@ import redis
 
 from agent.actions import RedisPendingActions
 from agent.assistant import build_assistant
-from bot.server import AgentThread, build_app
+from bot.chat.state import ConversationState
 from bot.settings import (
     ChannelSettings,
     RedisSettings,
@@ -31,7 +31,7 @@ from bot.settings import (
     SlackSettings,
     TeamsSettings,
 )
-from bot.state import ConversationState
+from bot.web.server import AgentThread, build_app
 from testing.idp import LoopbackIdP
 from testing.recorder import start_app
 from testing.slack import BOT_USER_ID, FakeSlackAPI, SlackSender
@@ -231,7 +231,7 @@ async def running_bot(
         stack.callback(agent.close)
         deps = handbook
         if scim is not None:  # the session's deps, with the directory SCIM fills
-            from bot.scim import ScimDirectory
+            from bot.identity.scim import ScimDirectory
 
             deps = copy.copy(handbook)
             scim_dir = ScimDirectory.open(settings.database, settings.data_dir)

@@ -21,10 +21,10 @@ import pytest
 from agent.assistant import build_assistant
 from agent.messages import CATALOGUE, say
 from agent.traces import SqliteTraceStore
-from bot import render
-from bot.admin_access import ADMIN_REFUSED
-from bot.feedback import FeedbackStore
-from bot.state import FORGETFUL_NOTICE, RATE_LIMITED
+from bot.chat import render
+from bot.chat.state import FORGETFUL_NOTICE, RATE_LIMITED
+from bot.identity.admin_access import ADMIN_REFUSED
+from bot.reports.feedback import FeedbackStore
 from testing.slack import (
     BOT_USER_ID,
     FakeSlackAPI,
@@ -491,7 +491,7 @@ async def test_help_says_what_is_stored_and_for_how_long(chat):
 async def test_the_running_bot_deletes_turns_past_retention_at_start(
     handbook, assistant, redis_prefix
 ):
-    from bot.feedback import FeedbackRecord, TurnRecord, ago
+    from bot.reports.feedback import FeedbackRecord, TurnRecord, ago
 
     store = FeedbackStore.open(handbook.settings.database, handbook.settings.data_dir)
     for turn_id, days in (("retention-old", 31), ("retention-new", 29)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from urllib.parse import parse_qs, urlsplit
 
-from bot.links import LinkSigner
+from bot.web.links import LinkSigner
 from tests.e2e.conftest import LINK_SECRET
 
 LEAVE = "handbook/hr/leave-policy-2026.md"

@@ -12,8 +12,8 @@ from pydantic import SecretStr
 from agent.actions import RedisPendingActions
 from agent.assistant import build_assistant
 from bot.app import build_deps
-from bot.conversation import DIRECTORY_UNAVAILABLE
-from bot.directory_cache import CachedDirectory
+from bot.chat.conversation import DIRECTORY_UNAVAILABLE
+from bot.identity.directory_cache import CachedDirectory
 from bot.settings import DirectorySettings, RedisSettings, Settings
 from ingest.settings import GraphSettings
 from ingest.sources.sharepoint import SharePointConnector

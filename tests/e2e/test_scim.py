@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot import render
-from bot.scim import ERROR, LIST, MEDIA_TYPE, PATCH, USER
+from bot.chat import render
+from bot.identity.scim import ERROR, LIST, MEDIA_TYPE, PATCH, USER
 from bot.settings import ScimSettings
 from testing.slack import blocks_text, dm_event
 from tests.e2e.conftest import Harness, running_bot

@@ -8,7 +8,6 @@ import contextlib
 import aiohttp
 import pytest
 
-from bot.server import serve
 from bot.settings import (
     DigestSettings,
     RedisSettings,
@@ -17,6 +16,7 @@ from bot.settings import (
     SlackSettings,
     TeamsSettings,
 )
+from bot.web.server import serve
 from ingest.errors import ConfigError
 from testing.slack import FakeSlackAPI, SlackSender, dm_event
 from tests.e2e.conftest import (

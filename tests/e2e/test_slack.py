@@ -11,9 +11,9 @@ import time
 import pytest
 
 from agent.messages import say
-from bot import render
-from bot.feedback import FeedbackStore
-from bot.state import RATE_LIMITED
+from bot.chat import render
+from bot.chat.state import RATE_LIMITED
+from bot.reports.feedback import FeedbackStore
 from testing.slack import (
     BOT_USER_ID,
     assistant_thread_started_event,
@@ -339,7 +339,7 @@ async def test_rate_limit_answers_with_a_friendly_message(handbook, assistant, r
 
 async def test_socket_mode_receives_events_over_the_websocket(bot):
     """`footnote serve --socket-mode`: the same app, events over a WebSocket instead of HTTP."""
-    from bot.server import SLACK_KEY
+    from bot.web.server import SLACK_KEY
 
     handler = bot.app[SLACK_KEY].socket_mode_handler("xapp-1-test")
     await handler.connect_async()
@@ -378,7 +378,7 @@ async def test_ask_a_person_button_turns_the_question_into_a_ticket_proposal(bot
 
 
 async def test_the_placeholder_shows_progress_before_the_answer(bot):
-    from bot.server import SLACK_KEY
+    from bot.web.server import SLACK_KEY
 
     bot.app[SLACK_KEY].progress_interval_s = 0  # every progress line becomes an edit
     final = await ask_dm(bot, CARRY_OVER, channel="D0PROGRS1")
@@ -393,7 +393,7 @@ async def test_the_placeholder_shows_progress_before_the_answer(bot):
 
 
 async def test_an_assistant_thread_greets_and_suggests_prompts(bot):
-    from bot.server import SLACK_KEY
+    from bot.web.server import SLACK_KEY
 
     thread = "1764500000.000100"
     status, _ = await bot.send.event(
@@ -414,7 +414,7 @@ async def test_an_assistant_thread_greets_and_suggests_prompts(bot):
 
 
 async def test_a_question_in_an_assistant_thread_shows_status_then_the_answer_as_reply(bot):
-    from bot.server import SLACK_KEY
+    from bot.web.server import SLACK_KEY
 
     bot.app[SLACK_KEY].progress_interval_s = 0  # every progress line becomes a status
     thread = "1764500000.000200"

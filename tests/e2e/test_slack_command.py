@@ -7,8 +7,8 @@ import json
 import re
 import time
 
-from bot.admin_access import ADMIN_LINK_SENT, ADMIN_REFUSED
-from bot.slack import COMMAND_USAGE
+from bot.chat.slack import COMMAND_USAGE
+from bot.identity.admin_access import ADMIN_LINK_SENT, ADMIN_REFUSED
 from testing.slack import blocks_text
 
 SAM, ALICE = "U0SAM0001", "U0ALICE01"  # sam is in the admin group; alice is not

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot import render
+from bot.chat import render
 from testing.slack import BOT_USER_ID, TEAM_ID, blocks_text, channel_message_event, mention_event
 from tests.e2e.conftest import Harness, running_bot
 

@@ -15,8 +15,8 @@ from agent.fallback_reasoner import FallbackReasoner, StepTimeouts
 from agent.llm_reasoner import LLMReasoner
 from agent.llms import build_llms, provider_errors
 from agent.settings import LLMSettings
-from bot import render
-from bot.server import SLACK_KEY
+from bot.chat import render
+from bot.web.server import SLACK_KEY
 from testing.llm import FakeOpenAI, Reply
 from testing.slack import TEAM_ID, blocks_text, buttons, dm_event, mention_event
 from testing.teams import FakeConnector, teams_activity
@@ -94,8 +94,8 @@ def llm_assistant(handbook, llm):
 
 @pytest.fixture
 async def bot(handbook, llm_assistant, redis_prefix, monkeypatch):
-    monkeypatch.setattr("bot.teams.STREAM_INTERVAL_S", 0)
-    monkeypatch.setattr("bot.teams.PROGRESS_INTERVAL_S", 0)
+    monkeypatch.setattr("bot.chat.teams.STREAM_INTERVAL_S", 0)
+    monkeypatch.setattr("bot.chat.teams.PROGRESS_INTERVAL_S", 0)
     async with running_bot(handbook, llm_assistant, redis_prefix) as harness:
         harness.app[SLACK_KEY].draft_interval_s = 0  # every whole word goes out at once
         yield harness

@@ -7,9 +7,9 @@ import re
 
 from botbuilder.schema import Activity
 
-from bot import render
-from bot.feedback import FeedbackStore
-from bot.teams import question_text
+from bot.chat import render
+from bot.chat.teams import question_text
+from bot.reports.feedback import FeedbackStore
 from testing.teams import FakeConnector, teams_activity, teams_channel_activity
 from tests.e2e.conftest import running_bot
 
@@ -221,7 +221,7 @@ GREET = {"id": "a:personal-alice-3", "conversationType": "personal", "tenantId":
 
 
 async def test_personal_chat_progress_edits_the_informative_message(bot, monkeypatch):
-    monkeypatch.setattr("bot.teams.PROGRESS_INTERVAL_S", 0.0)  # every progress line is an edit
+    monkeypatch.setattr("bot.chat.teams.PROGRESS_INTERVAL_S", 0.0)  # every progress line is an edit
     await bot.teams(teams_activity(CARRY_OVER, service_url=bot.connector.url, conversation=PROG))
     (_, informative), *edits = sent_messages(bot, PROG["id"])
     lines = [a["text"] for _, a in edits if a.get("text")]

@@ -26,7 +26,7 @@ from agent.retrieval import Passage
 from agent.settings import LLMSettings
 from agent.tools import ARGS
 from agent.turns import Answer, Status, Turn
-from bot.directory import FileDirectory
+from bot.identity.directory import FileDirectory
 from tests.conftest import ROOT
 from tests.llm.wire import ReplyProxy
 

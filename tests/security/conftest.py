@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.directory import FileDirectory, Person
+from bot.identity.directory import FileDirectory, Person
 from tests.conftest import ROOT
 from tests.e2e.conftest import (  # noqa: F401  (fixtures)
     assistant,

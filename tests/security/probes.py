@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
-from bot.directory import Person
+from bot.identity.directory import Person
 from tests.security.leaks import Corpus
 
 SEED = 11  # issue 11, "The permanent suite"

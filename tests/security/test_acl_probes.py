@@ -24,9 +24,9 @@ from agent.assistant import Assistant
 from agent.messages import say
 from agent.tools import TurnTools
 from agent.turns import Answer, Citation, Message, PendingAction, TraceStep, Turn, TurnFailed
-from bot import render
-from bot.directory import Person
-from bot.state import RATE_LIMITED
+from bot.chat import render
+from bot.chat.state import RATE_LIMITED
+from bot.identity.directory import Person
 from testing.recorder import Call
 from testing.slack import BOT_USER_ID, TEAM_ID, dm_event, mention_event
 from testing.teams import BOT_ACCOUNT, teams_activity, teams_channel_activity

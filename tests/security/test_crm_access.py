@@ -10,7 +10,7 @@ import pytest
 
 from agent.assistant import build_assistant
 from agent.turns import Turn
-from bot.directory import FileDirectory
+from bot.identity.directory import FileDirectory
 from tests.conftest import ROOT
 
 DIRECTORY = FileDirectory.load(ROOT / "examples" / "directory.yaml")

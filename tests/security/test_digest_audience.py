@@ -1,7 +1,7 @@
 """What a digest tells a channel (hole 1 of the second attack): the weekly digest posted to a
 channel of bob (engineering) and erin (contractors) said "Cited: Salary Bands 2026", "Closest:
 Performance Review Guide for Managers" and an admin's question about the reorganisation draft —
-``bot/digest.py`` never looked at who is in the channel. Now each post holds only what every
+``bot/reports/digest.py`` never looked at who is in the channel. Now each post holds only what every
 member may read, members looked up as for an answer in a channel, and says how many items it
 left out. The command as an operator runs it, over real documents in Qdrant Edge, posting to the
 loopback Slack Web API; a Teams conversation through the loopback Bot Framework connector."""
@@ -15,9 +15,15 @@ import shutil
 
 from pydantic import SecretStr
 
-from bot.digest import current_period
-from bot.directory import FileDirectory
-from bot.feedback import CitedDocument, DigestRoute, FeedbackRecord, FeedbackStore, TurnRecord
+from bot.identity.directory import FileDirectory
+from bot.reports.digest import current_period
+from bot.reports.feedback import (
+    CitedDocument,
+    DigestRoute,
+    FeedbackRecord,
+    FeedbackStore,
+    TurnRecord,
+)
 from bot.settings import DigestSettings, Settings, TeamsSettings
 from ingest.settings import DatabaseSettings
 from testing.idp import LoopbackIdP
@@ -152,7 +158,7 @@ ERIN = ("contractors", "user:erin@northwind.example")
 
 def docs():
     """(open, HR only, gone from the index) as a report names them."""
-    from bot.gaps import DocRef
+    from bot.reports.gaps import DocRef
 
     return (
         DocRef("handbook/hr/leave-policy-2026.md", "Leave Policy 2026", acl=("*",)),
@@ -162,7 +168,7 @@ def docs():
 
 
 def report():
-    from bot.gaps import GapReport, OutdatedAnswer, StaleDocument, Topic
+    from bot.reports.gaps import GapReport, OutdatedAnswer, StaleDocument, Topic
 
     OPEN, HR_ONLY, GONE = docs()
 
@@ -184,7 +190,7 @@ def report():
 
 
 def test_an_item_stays_only_when_every_member_may_read_what_it_is_about():
-    from bot.digest import PUBLIC_ONLY, for_audience
+    from bot.reports.digest import PUBLIC_ONLY, for_audience
 
     OPEN = docs()[0]
     mixed = for_audience(report(), (BOB, ERIN))
@@ -202,14 +208,14 @@ def test_an_item_stays_only_when_every_member_may_read_what_it_is_about():
 
 
 async def test_a_stranger_or_an_unreadable_member_list_leaves_public_documents_only():
-    from bot.digest import PUBLIC_ONLY, audience_of, for_audience
+    from bot.reports.digest import PUBLIC_ONLY, audience_of, for_audience
 
     directory = FileDirectory.load(DIRECTORY)
     slack = await FakeSlackAPI(PEOPLE, {"CGUEST01": ["U0BOB0001", "U0GUEST01"]}).start()
     try:
         from slack_sdk.web.async_client import AsyncWebClient
 
-        from bot.digest import slack_members
+        from bot.reports.digest import slack_members
 
         client = AsyncWebClient(token="xoxb-t", base_url=slack.api_url)
         with_guest = await audience_of(directory, slack_members(client, "CGUEST01"), "x")
@@ -223,7 +229,7 @@ async def test_a_stranger_or_an_unreadable_member_list_leaves_public_documents_o
 
 
 async def test_a_teams_conversation_gets_what_all_its_members_may_read(tmp_path):
-    from bot.digest import post_digest
+    from bot.reports.digest import post_digest
 
     app_id, password = "00000000-0000-0000-0000-00000000d16f", "digest-secret"
     members = {

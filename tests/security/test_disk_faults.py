@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.feedback import FeedbackStore, TurnRecord
+from bot.reports.feedback import FeedbackStore, TurnRecord
 from bot.settings import Settings
 from ingest.settings import DatabaseSettings
 from ingest.sources.state import SyncState

@@ -11,8 +11,8 @@ import pytest
 from pydantic import SecretStr
 
 from bot.cli import main as footnote
-from bot.directory import FileDirectory
-from bot.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord, ago
+from bot.identity.directory import FileDirectory
+from bot.reports.feedback import CitedDocument, FeedbackRecord, FeedbackStore, TurnRecord, ago
 from ingest.settings import DatabaseSettings
 from tests.security.conftest import DIRECTORY
 
@@ -52,7 +52,7 @@ def records(tmp_path):
 
 def export_for(handbook, store: FeedbackStore, user: str):
     """What ``feedback export --reviewer USER`` writes, as the handbook's index lets them read."""
-    from bot.cases import Reviewer, export_cases
+    from bot.reports.cases import Reviewer, export_cases
 
     person = FileDirectory.load(DIRECTORY).find(user)
     assert person is not None

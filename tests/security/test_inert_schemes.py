@@ -17,7 +17,7 @@ import re
 import pytest
 
 from agent.turns import Answer, Citation
-from bot import render
+from bot.chat import render
 
 # What an attacker writes into a wiki page, one per line of the answer.
 LIVE = [

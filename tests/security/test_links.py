@@ -31,10 +31,10 @@ import yarl
 from aiohttp import web
 
 from agent.assistant import build_assistant
-from bot.links import LinkSigner
-from bot.server import build_app, serve
+from bot.chat.state import ConversationState
 from bot.settings import RedisSettings, ServerSettings, Settings
-from bot.state import ConversationState
+from bot.web.links import LinkSigner
+from bot.web.server import build_app, serve
 from ingest.errors import ConfigError
 from tests.e2e.conftest import REDIS_URL, free_port
 from tests.security.oidc_provider import CLIENT_ID, CLIENT_SECRET, OIDCProvider, new_rsa_key
@@ -166,7 +166,7 @@ async def test_a_link_signed_with_the_old_default_secret_opens_nothing(
 
 
 def test_local_runs_generate_a_secret_once_owner_only_and_reuse_it(tmp_path):
-    from bot.links import link_secret
+    from bot.web.links import link_secret
 
     settings = Settings(data_dir=tmp_path / "data")
     first = link_secret(settings, generate=True).get_secret_value()
@@ -188,7 +188,7 @@ def test_local_runs_generate_a_secret_once_owner_only_and_reuse_it(tmp_path):
 
 
 def test_posture_says_where_the_secret_comes_from_but_never_the_secret():
-    from bot.links import links_posture
+    from bot.web.links import links_posture
 
     configured = Settings(server=ServerSettings(link_secret=SECRET))
     line = links_posture(configured)

@@ -10,8 +10,8 @@ import logging
 import pytest
 
 from bot.logs import MASK, install_redaction, secret_values
-from bot.server import security_posture, serve
 from bot.settings import RedisSettings, ServerSettings, Settings, SlackSettings
+from bot.web.server import security_posture, serve
 from testing.slack import FakeSlackAPI, SlackSender, dm_event
 from tests.e2e.conftest import REDIS_URL, free_port
 

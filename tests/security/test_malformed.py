@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bot import render
+from bot.chat import render
 from testing.slack import block_action, dm_event, mention_event
 
 JUNK_BODIES = [

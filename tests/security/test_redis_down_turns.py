@@ -58,7 +58,7 @@ class Broken:
 
 
 def test_a_failed_turn_keeps_its_trace_and_leaves_the_words_to_the_bot(handbook_deps):
-    """The agent says no sorry of its own (bot/failure.py is the one place, its reference in
+    """The agent says no sorry of its own (bot/chat/failure.py is the one place, its reference in
     the log: tests/bot/test_failure.py); it raises with what the turn did, and keeps the trace."""
     assistant = build_assistant(handbook_deps, reasoner=Broken())
     with pytest.raises(TurnFailed) as failed:

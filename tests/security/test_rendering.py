@@ -21,8 +21,8 @@ from rich.console import Console
 
 from agent.assistant import build_assistant
 from agent.turns import Turn
-from bot import terminal
 from bot.app import build_deps
+from bot.chat import terminal
 from bot.settings import Settings
 from testing.slack import dm_event
 from testing.teams import FakeConnector, teams_activity

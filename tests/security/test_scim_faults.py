@@ -18,7 +18,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr, ValidationError
 
-from bot.scim import MEDIA_TYPE, ScimStore, scim_routes
+from bot.identity.scim import MEDIA_TYPE, ScimStore, scim_routes
 from bot.settings import ScimSettings
 from ingest.settings import DatabaseSettings
 from testing.tcp import Forwarder

@@ -17,7 +17,7 @@ import logging
 
 import pytest
 
-from bot.server import SLACK_KEY
+from bot.web.server import SLACK_KEY
 from testing.slack import FakeSlackAPI, block_action, dm_event
 from tests.security.test_web_junk import site
 

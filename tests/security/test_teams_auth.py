@@ -29,8 +29,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from pydantic import SecretStr
 
-from bot.server import serve
 from bot.settings import RedisSettings, ServerSettings, Settings, TeamsSettings
+from bot.web.server import serve
 from ingest.errors import ConfigError
 from testing.idp import KEY_ID, rsa_key
 from testing.teams import FakeConnector, teams_activity
@@ -279,7 +279,7 @@ async def test_unauthenticated_mode_replies_to_loopback_service_urls_only(
 
 
 def test_posture_names_the_mode_and_never_the_password():
-    from bot.teams import teams_posture
+    from bot.chat.teams import teams_posture
 
     jwt_mode = TeamsSettings(app_id=TEAMS_APP_ID, app_password=TEAMS_APP_PASSWORD)
     assert teams_posture(jwt_mode) == f"teams: jwt (app id {TEAMS_APP_ID[:4]}…)"

@@ -27,10 +27,9 @@ from aiohttp.web import Application
 from pydantic import SecretStr
 
 from agent.traces import SqliteTraceStore
-from bot.admin_access import SESSION_COOKIE, AdminAccess
-from bot.directory import FileDirectory
-from bot.links import LinkSigner
-from bot.server import build_app
+from bot.chat.state import ConversationState
+from bot.identity.admin_access import SESSION_COOKIE, AdminAccess
+from bot.identity.directory import FileDirectory
 from bot.settings import (
     HANDBOOK_DIRECTORY,
     RedisSettings,
@@ -38,7 +37,8 @@ from bot.settings import (
     Settings,
     SlackSettings,
 )
-from bot.state import ConversationState
+from bot.web.links import LinkSigner
+from bot.web.server import build_app
 from ingest.settings import DatabaseSettings
 from testing.admin_data import Library
 from testing.slack import SlackSender

@@ -61,7 +61,7 @@ def test_answering_a_question_imports_no_database_code():
     import sys
 
     code = (
-        "import sys, bot.cli, bot.app, bot.terminal, agent.assistant, agent.loop; "
+        "import sys, bot.cli, bot.app, bot.chat.terminal, agent.assistant, agent.loop; "
         "print(sorted({m.split('.')[0] for m in sys.modules "
         "if m.startswith(('ingest.sources', 'psycopg', 'sqlalchemy'))}))"
     )

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Self, cast
 
 from aiohttp import web
 
-from bot.directory import Person
+from bot.identity.directory import Person
 from ingest.database import Database, Migrations, now
 from ingest.errors import ConfigError
 from ingest.settings import DatabaseSettings

@@ -20,7 +20,7 @@ is data, never markup. So it never goes through a parser that could read it as m
 - A ``[1]`` written inside a document never becomes a marker: the agent shows it as ``［1］``
   (``agent.turns.quoted``), so ``MARKER`` only meets the loop's own markers.
 
-Button ids and values are the contract with the adapters (``bot/slack.py``, ``bot/teams.py``):
+Button ids and values are the contract with the adapters (``bot/chat/slack.py``, ``bot/chat/teams.py``):
 Slack ``action_id`` is one of ``CONFIRM``, ``CANCEL``, ``FEEDBACK_UP``, ``FEEDBACK_DOWN``,
 ``FEEDBACK_REASON``, ``FEEDBACK_OTHER``, ``TICKET_OFFER``; Teams ``Action.Submit`` data carries
 ``{"action": …, "action_id": …}``. Feedback buttons carry the turn and its asker
@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
 from agent.turns import MARKER, Answer, Citation, PendingAction
-from bot.feedback import MAX_NOTE, REASONS
+from bot.reports.feedback import MAX_NOTE, REASONS
 
 CONFIRM = "footnote_confirm"
 CANCEL = "footnote_cancel"
@@ -85,7 +85,7 @@ def visible(text: str) -> str:
 
 
 def default_link(citation: Citation) -> str | None:
-    """A citation's own web link; local paths have none until ``bot.links`` signs one."""
+    """A citation's own web link; local paths have none until ``bot.web.links`` signs one."""
     return citation.link if citation.link.startswith(("http://", "https://")) else None
 
 

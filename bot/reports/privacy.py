@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.feedback import FeedbackStore
+from bot.reports.feedback import FeedbackStore
 from bot.settings import Settings
 
 
@@ -81,7 +81,7 @@ def forget(settings: Settings, store: FeedbackStore, users: Sequence[str]) -> Fo
 
 
 async def _histories(settings: Settings, users: Sequence[str], conversations: list[str]) -> int:
-    from bot.state import ConversationState
+    from bot.chat.state import ConversationState
 
     state = ConversationState.from_settings(settings.redis)
     try:

@@ -32,7 +32,7 @@ from urllib.parse import quote, urlencode
 import httpx
 import yaml
 
-from bot.directory import DirectoryUnavailable, Person
+from bot.identity.directory import DirectoryUnavailable, Person
 from ingest.errors import ConfigError
 from ingest.settings import GraphSettings
 from ingest.sources.connector import SourceUnavailable

@@ -17,8 +17,8 @@ from rich.style import Style
 from rich.text import Text
 
 from agent.turns import Answer, Message, Turn, TurnFailed
-from bot.directory import Person
-from bot.failure import failure_reply
+from bot.chat.failure import failure_reply
+from bot.identity.directory import Person
 
 console = Console()
 

@@ -30,7 +30,7 @@ import jwt
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot.directory import Directory, DirectoryUnavailable, Person
+from bot.identity.directory import Directory, DirectoryUnavailable, Person
 
 SESSION_COOKIE = "footnote_admin"
 LINK_AUDIENCE = "footnote-admin-link"

@@ -1,4 +1,4 @@
-"""The Slack adapter: Slack events → ``Question`` → the conversation core (``bot/conversation.py``)
+"""The Slack adapter: Slack events → ``Question`` → the conversation core (``bot/chat/conversation.py``)
 → Block Kit. It only translates and renders; what a turn does is the core's, as for Teams.
 
 Bolt (``AsyncApp``) verifies signatures, answers URL verification and acknowledges events at once;
@@ -62,8 +62,8 @@ from agent.drafts import Drafting
 from agent.loop import Progress
 from agent.messages import say as message
 from agent.turns import Answer
-from bot import render
-from bot.conversation import (
+from bot.chat import render
+from bot.chat.conversation import (
     MAX_MEMBERS,
     ChannelKind,
     Conversation,

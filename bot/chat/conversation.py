@@ -12,12 +12,12 @@ answer while it is written (``Reply.streaming``: Slack's assistant threads, Team
 ``DraftWords`` turns the agent's deltas into inert whole words for it, and ``show`` then replaces
 the streamed draft with the checked answer. Elsewhere, and without an LLM, nothing streams.
 
-Every answered turn is recorded (``bot/feedback.py``: the question, the asker, the answer and
+Every answered turn is recorded (``bot/reports/feedback.py``: the question, the asker, the answer and
 what it cited), without ever holding up the answer. Buttons go through the core too: ``decide``
 (a ticket is confirmed or cancelled only by the person who asked for it), ``feedback`` (👍/👎 and
 then a reason, on their own turn only, like a ticket's confirmation). Whatever fails on the
 way, the person gets one reply: "something went wrong", in the language of their question, with
-a reference that the log line carries too — never an exception's name (``bot/failure.py``, the
+a reference that the log line carries too — never an exception's name (``bot/chat/failure.py``, the
 one place that words it).
 """
 
@@ -33,7 +33,10 @@ from agent.drafts import Drafting
 from agent.loop import Progress
 from agent.messages import say
 from agent.turns import Answer, Turn
-from bot.admin_access import (
+from bot.chat.failure import failure_reply
+from bot.chat.render import NOT_IN_DIRECTORY
+from bot.chat.state import RATE_LIMITED, ConversationState
+from bot.identity.admin_access import (
     ADMIN_LINK,
     ADMIN_LINK_SENT,
     ADMIN_OFF,
@@ -41,9 +44,8 @@ from bot.admin_access import (
     AdminAccess,
     is_admin_request,
 )
-from bot.directory import Directory, DirectoryUnavailable, Person, find_off_loop
-from bot.failure import failure_reply
-from bot.feedback import (
+from bot.identity.directory import Directory, DirectoryUnavailable, Person, find_off_loop
+from bot.reports.feedback import (
     REASONS,
     CitedDocument,
     ConflictNote,
@@ -52,9 +54,7 @@ from bot.feedback import (
     TurnRecord,
     Vote,
 )
-from bot.links import LinkSigner
-from bot.render import NOT_IN_DIRECTORY
-from bot.state import RATE_LIMITED, ConversationState
+from bot.web.links import LinkSigner
 from ingest.documents import ChunkPayload
 from ingest.languages import detect_lang
 
@@ -118,7 +118,7 @@ class DraftWords:
 
     def take(self) -> str:
         """The inert text of the whole words received since the last call ("" if none)."""
-        from bot.render import draft_markdown
+        from bot.chat.render import draft_markdown
 
         rest = self.received[self._taken :]
         cut = max(rest.rfind(" "), rest.rfind("\n"), rest.rfind("\t"))
@@ -203,7 +203,7 @@ class Question:
 
 class Agent(Protocol):
     """The agent's front door as the bot uses it: ``agent.assistant.Assistant``, or
-    ``bot.server.AgentThread`` running one on its own event loop."""
+    ``bot.web.server.AgentThread`` running one on its own event loop."""
 
     @property
     def streams(self) -> bool:
@@ -245,7 +245,7 @@ class Reply(Protocol):
         """``text`` to the asker alone, or to nobody: never into a channel."""
 
     async def ask_reason(self, turn_id: str, vote: Vote, asker: str) -> None:
-        """After a 👍/👎: thank the asker and offer the reasons (``bot.feedback.REASONS``), the
+        """After a 👍/👎: thank the asker and offer the reasons (``bot.reports.feedback.REASONS``), the
         last one with a text of their own; whatever they pick comes back to ``feedback``."""
 
 

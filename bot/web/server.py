@@ -2,10 +2,10 @@
 
 Routes: ``POST /slack/events`` (Slack, signature-checked by Bolt), ``POST /api/messages``
 (Teams / Bot Framework), ``GET /docs/{doc_id}`` (signed citation links), ``GET /auth/callback``
-(sign-in for those links, when OpenID Connect is configured), ``/admin`` (``bot/admin.py``: turns,
+(sign-in for those links, when OpenID Connect is configured), ``/admin`` (``bot/web/admin.py``: turns,
 their traces, feedback, sources, charts; admins only, signed in through a link the bot sends them
 in a DM), ``GET /healthz``.
-The app records answered turns and feedback (``bot/feedback.py``) and, while it runs, deletes
+The app records answered turns and feedback (``bot/reports/feedback.py``) and, while it runs, deletes
 those older than ``FOOTNOTE_PRIVACY__RETENTION_DAYS``: at start, then every hour.
 ``serve(settings, socket_mode)`` builds everything from settings and runs until cancelled;
 ``run(settings, socket_mode)`` is the blocking form ``footnote serve`` calls.
@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from aiohttp import web
 from redis.exceptions import RedisError
 
-from bot.admin import AdminData, admin_routes
-from bot.admin_access import AdminAccess
-from bot.conversation import Agent, Conversation
-from bot.feedback import TurnLog
-from bot.links import LinkSigner, docs_route, link_secret, links_posture
+from bot.chat.conversation import Agent, Conversation
+from bot.chat.state import ConversationState, redis_pool_kwargs
+from bot.chat.teams_auth import check_teams, teams_posture
+from bot.identity.admin_access import AdminAccess
+from bot.identity.signin import CALLBACK_PATH, SignIn
 from bot.logs import configure_logging, install_redaction, secret_values
+from bot.reports.feedback import TurnLog
 from bot.settings import Settings
-from bot.signin import CALLBACK_PATH, SignIn
-from bot.state import ConversationState, redis_pool_kwargs
-from bot.teams_auth import check_teams, teams_posture
+from bot.web.admin import AdminData, admin_routes
+from bot.web.links import LinkSigner, docs_route, link_secret, links_posture
 from ingest.errors import ConfigError
 from ingest.sources.state import SourceRecord, SyncState
 
@@ -179,13 +179,13 @@ def build_app(
         )
 
     if settings.slack is not None:
-        from bot.slack import SlackAdapter
+        from bot.chat.slack import SlackAdapter
 
         slack = SlackAdapter(settings.slack, conversation("slack", "direct message"))
         app[SLACK_KEY] = slack
         app.router.add_post("/slack/events", slack.handle)
     if settings.teams is not None:
-        from bot.teams import TeamsAdapter
+        from bot.chat.teams import TeamsAdapter
 
         teams = TeamsAdapter(settings.teams, conversation("teams", "personal chat"))
         app[TEAMS_KEY] = teams
@@ -201,7 +201,7 @@ def build_app(
         signin = oidc
     app.router.add_get("/docs/{doc_id:.+}", docs_route(links, deps.directory, assistant, signin))
     if settings.scim is not None:
-        from bot.scim import ScimDirectory, scim_routes
+        from bot.identity.scim import ScimDirectory, scim_routes
 
         assert isinstance(deps.directory, ScimDirectory)  # Deps builds it from the same setting
         scim_routes(app, deps.directory.store, settings.scim.token.get_secret_value())
@@ -260,7 +260,7 @@ async def serve(
     from agent.assistant import build_assistant
     from agent.traces import RedisTraceStore
     from bot.app import build_deps
-    from bot.ops import add_ops_routes
+    from bot.web.ops import add_ops_routes
 
     install_redaction(secret_values(settings))  # before anything can log a secret
     check_teams(settings.teams, settings.server.host)
@@ -294,7 +294,7 @@ async def serve(
     app = build_app(settings, deps, assistant, state, traces)
     if settings.digest.enabled or settings.slack or settings.teams:
         # with no default channel, owners' routes (footnote digest route) may still want theirs
-        from bot.digest import report_builder, scheduled
+        from bot.reports.digest import report_builder, scheduled
 
         app.cleanup_ctx.append(scheduled(settings, report_builder(settings, deps), deps.directory))
     add_ops_routes(app, deps, deps.telemetry.metrics, state.client)
@@ -306,7 +306,7 @@ async def serve(
     try:
         if socket_mode:
             assert settings.slack is not None and settings.slack.app_token is not None
-            from bot.slack import SlackAdapter
+            from bot.chat.slack import SlackAdapter
 
             slack = app[SLACK_KEY]
             assert isinstance(slack, SlackAdapter)

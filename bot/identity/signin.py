@@ -33,8 +33,8 @@ import aiohttp
 import jwt
 from aiohttp import web
 
-from bot.pages import html_page
 from bot.settings import OIDCSettings
+from bot.web.pages import html_page
 
 log = logging.getLogger(__name__)
 

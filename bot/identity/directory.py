@@ -1,8 +1,8 @@
 """Who a chat user is and which groups they belong to: a YAML file for the demo, an interface for an IdP.
 
-Implementations: ``FileDirectory`` (the YAML file), ``bot.scim.ScimDirectory`` (what an identity
-provider pushed), ``bot.graph_directory.GraphDirectory`` (Microsoft Graph, asked per person,
-behind ``bot.directory_cache.CachedDirectory``). ``find`` may block on the network or a database:
+Implementations: ``FileDirectory`` (the YAML file), ``bot.identity.scim.ScimDirectory`` (what an identity
+provider pushed), ``bot.identity.graph_directory.GraphDirectory`` (Microsoft Graph, asked per person,
+behind ``bot.identity.directory_cache.CachedDirectory``). ``find`` may block on the network or a database:
 async code calls it through ``find_off_loop``.
 """
 

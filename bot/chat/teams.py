@@ -1,7 +1,7 @@
 """The Teams adapter: Bot Framework activities → ``Question`` → the conversation core
-(``bot/conversation.py``) → Adaptive Card. It only translates and renders, as for Slack.
+(``bot/chat/conversation.py``) → Adaptive Card. It only translates and renders, as for Slack.
 
-``TeamsAdapter.handle`` checks the body's shape, authenticates the request (``bot/teams_auth.py``:
+``TeamsAdapter.handle`` checks the body's shape, authenticates the request (``bot/chat/teams_auth.py``:
 a Bot Framework token is required unless the Emulator's loopback-only mode is on) and hands the
 activity to ``CloudAdapter``, which runs ``FootnoteTeamsBot.on_turn``; replies go to the
 activity's ``serviceUrl``, the one the token vouches for. In personal chat every message is a
@@ -65,8 +65,8 @@ from agent.drafts import Drafting
 from agent.loop import Progress
 from agent.messages import say as message
 from agent.turns import Answer
-from bot import render
-from bot.conversation import (
+from bot.chat import render
+from bot.chat.conversation import (
     MAX_MEMBERS,
     ChannelKind,
     Conversation,
@@ -76,9 +76,8 @@ from bot.conversation import (
     conversation_id,
     throttled,
 )
-from bot.failure import failure_reply
-from bot.settings import TeamsSettings
-from bot.teams_auth import (
+from bot.chat.failure import failure_reply
+from bot.chat.teams_auth import (
     KeysUnavailable,
     authenticate,
     bot_authentication,
@@ -86,6 +85,7 @@ from bot.teams_auth import (
     is_loopback,
     teams_posture,
 )
+from bot.settings import TeamsSettings
 
 __all__ = ["FootnoteTeamsBot", "TeamsAdapter", "activity_problem", "check_teams", "teams_posture"]
 

@@ -4,7 +4,7 @@ A local file has no URL of its own, so the bot serves it: ``{public_url}/docs/{d
 The signature (HMAC-SHA256 with the link secret) binds the document, the reader and the expiry;
 the page itself re-checks access when it is opened. Without sign-in the link's ``u`` decides who
 reads, so a link works for whoever holds it until it expires (15 minutes by default); with
-OpenID Connect configured (``bot/signin.py``) the person who signs in decides, so a forwarded
+OpenID Connect configured (``bot/identity/signin.py``) the person who signs in decides, so a forwarded
 link shows nothing to a reader who may not see the document.
 
 The secret comes from ``link_secret``: ``footnote serve`` needs a strong configured one; local
@@ -33,15 +33,15 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from agent.turns import Citation
-from bot.directory import Directory, DirectoryUnavailable, find_off_loop
-from bot.pages import html_page
+from bot.identity.directory import Directory, DirectoryUnavailable, find_off_loop
 from bot.settings import Settings
+from bot.web.pages import html_page
 from ingest.chunk import strip_overlap
 from ingest.documents import ChunkPayload
 from ingest.errors import ConfigError
 
 if TYPE_CHECKING:
-    from bot.signin import SignIn
+    from bot.identity.signin import SignIn
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The weekly digest: the gap report (``bot/gaps.py``) posted to the document owners' channel —
+"""The weekly digest: the gap report (``bot/reports/gaps.py``) posted to the document owners' channel —
 Slack through the Web API's ``chat.postMessage`` with Block Kit, Teams as a proactive message
 into a conversation the bot is installed in (the Bot Framework connector's
 ``POST /v3/conversations/{id}/activities``, through botbuilder's ``continue_conversation``).
@@ -20,7 +20,7 @@ target back (its row is deleted), so a later check — on any replica — tries 
 
 Who reads a digest decides what it holds. Before each post, the members of the channel or
 conversation it goes to are listed and looked up in the directory exactly as for an answer in a
-channel (``bot.conversation.lookup_members``); a member the directory does not know, or a list
+channel (``bot.chat.conversation.lookup_members``); a member the directory does not know, or a list
 that cannot be read, leaves only public documents. An item stays only when every member may read
 every document it names or is about (``for_audience``): a topic by its closest documents, what
 its answers cited and what each asker alone would have been pointed to; an outdated answer by
@@ -45,11 +45,11 @@ from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot import render
-from bot.conversation import Member, Profile, lookup_members
-from bot.directory import Directory
-from bot.feedback import DigestRoute, FeedbackStore, owner_key
-from bot.gaps import DocRef, GapReport
+from bot.chat import render
+from bot.chat.conversation import Member, Profile, lookup_members
+from bot.identity.directory import Directory
+from bot.reports.feedback import DigestRoute, FeedbackStore, owner_key
+from bot.reports.gaps import DocRef, GapReport
 from bot.settings import DigestSettings, Settings
 from ingest.errors import ConfigError
 
@@ -178,7 +178,7 @@ def slack_members(client: Any, channel: str) -> Callable[[], AsyncIterator[Membe
     Slack will not give making a stranger)."""
     from slack_sdk.errors import SlackApiError
 
-    from bot.conversation import MAX_MEMBERS
+    from bot.chat.conversation import MAX_MEMBERS
 
     async def profile(user: str) -> Profile:
         try:
@@ -395,8 +395,8 @@ async def post_teams(
     from botbuilder.integration.aiohttp import CloudAdapter
     from botbuilder.schema import ChannelAccount, ConversationAccount, ConversationReference
 
-    from bot.teams import FootnoteTeamsBot
-    from bot.teams_auth import bot_authentication
+    from bot.chat.teams import FootnoteTeamsBot
+    from bot.chat.teams_auth import bot_authentication
 
     teams, digest = settings.teams, settings.digest
     if teams is None:
@@ -433,7 +433,7 @@ Builder = Callable[[str, str | None], GapReport]  # (since, until or now) → th
 
 def report_builder(settings: Settings, deps: Any) -> Builder:
     """(since, until) → the gap report, over the records on file and the index of ``deps``."""
-    from bot.gaps import build_report, index_access
+    from bot.reports.gaps import build_report, index_access
 
     embed, search, lookup = index_access(deps)
     d = settings.digest

@@ -1,5 +1,5 @@
 """A durable record of answered turns and the asker's feedback on them, so 👍/👎 can be read:
-exported as evaluation cases (``bot/cases.py``), purged after the retention period, deleted per
+exported as evaluation cases (``bot/reports/cases.py``), purged after the retention period, deleted per
 person on request.
 
 Kept in the one database of ``ingest/database.py`` (SQLite in the data dir, PostgreSQL when
@@ -11,7 +11,7 @@ and the asker's free text.
 ``FeedbackStore`` is plain synchronous SQL for the command line and tests. The bot talks to it
 through ``TurnLog``, which never raises and never makes an answer wait: it opens the database
 lazily, runs each call on a worker thread, and after a failure logs once and skips the database
-for a while — as ``bot/state.py`` does with Redis.
+for a while — as ``bot/chat/state.py`` does with Redis.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent.evaluation import GoldenItem, dump_golden
-from bot.directory import Directory, Person
-from bot.feedback import REASONS, FeedbackRecord, FeedbackStore, TurnRecord
+from bot.identity.directory import Directory, Person
+from bot.reports.feedback import REASONS, FeedbackRecord, FeedbackStore, TurnRecord
 
 FEEDBACK_SET = "feedback"  # the set exported cases belong to, reported apart from the golden set
 _SINCE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$")

@@ -1,5 +1,5 @@
 """Conversation state in Redis: thread history, the threads the bot answered in, event de-dupe,
-per-user rate limits. (Turns and feedback are recorded durably in ``bot/feedback.py``.)
+per-user rate limits. (Turns and feedback are recorded durably in ``bot/reports/feedback.py``.)
 
 Redis is a convenience, never a dependency of answering: every method catches Redis errors and
 degrades (no history, in-process de-dupe, an in-process rate limit), and ``history()`` reports

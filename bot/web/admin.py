@@ -1,9 +1,9 @@
 """``/admin``: what people ask, how each turn went, what they thought of it, and the sources.
 
 Server-rendered HTML on the bot's own server; one stylesheet and a small script
-(``bot/admin_static/``) that only add to pages that read fine without them (tables sort and
+(``bot/web/admin_static/``) that only add to pages that read fine without them (tables sort and
 filter through links and forms too). Pages: Overview (per-day charts, inline SVG), Turns, one
-turn's x-ray (its trace), Feedback, Sources. Access is ``bot/admin_access.py``.
+turn's x-ray (its trace), Feedback, Sources. Access is ``bot/identity/admin_access.py``.
 
 Everything shown is escaped: a question, an answer, a reason, a query are data, never markup.
 An answer quotes documents, so its text is shown only to an admin whose groups may read every
@@ -29,10 +29,10 @@ from multidict import MultiDictProxy
 from redis.exceptions import RedisError
 
 from agent.traces import TraceRecord, TraceStore
-from bot.admin_access import ADMIN_COMMANDS, SESSION_COOKIE, AdminAccess, Session
-from bot.directory import Person
-from bot.feedback import REASONS, FeedbackRecord, TurnLog, TurnRecord, ago
-from bot.links import DocumentSource
+from bot.identity.admin_access import ADMIN_COMMANDS, SESSION_COOKIE, AdminAccess, Session
+from bot.identity.directory import Person
+from bot.reports.feedback import REASONS, FeedbackRecord, TurnLog, TurnRecord, ago
+from bot.web.links import DocumentSource
 from ingest.sources.state import SourceRecord
 
 STATUSES = ("answered", "partial", "unknown", "needs_confirmation", "smalltalk", "error")
@@ -531,7 +531,7 @@ def admin_routes(app: web.Application, access: AdminAccess, data: AdminData) -> 
         name = request.match_info["name"]
         if name not in STATIC:
             raise web.HTTPNotFound()
-        text = resources.files("bot").joinpath("admin_static", name).read_text("utf-8")
+        text = resources.files("bot.web").joinpath("admin_static", name).read_text("utf-8")
         kind = "text/css" if name.endswith(".css") else "text/javascript"
         return web.Response(
             text=text,

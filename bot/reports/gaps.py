@@ -1,6 +1,6 @@
 """The gap report for document owners: what the documents could not answer, grouped by topic;
 answers marked outdated; documents cited often but not updated for a year; documents found
-disagreeing. Read from the turns and feedback on record (``bot/feedback.py``) and the index.
+disagreeing. Read from the turns and feedback on record (``bot/reports/feedback.py``) and the index.
 
 Topics come from the embedder Footnote already has for meaning across languages (the
 multilingual USE), helped by character trigrams of the index's own terms where USE is weak
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from agent.terms import is_question_word
-from bot.feedback import FeedbackRecord, TurnRecord
+from bot.reports.feedback import FeedbackRecord, TurnRecord
 from ingest.index import allowed
 from ingest.languages import detect_lang, tokenize
 from ingest.stopwords import LATIN_FUNCTION_WORDS
@@ -105,8 +105,8 @@ class GapReport:
     outdated: list[OutdatedAnswer] = field(default_factory=list)
     stale: list[StaleDocument] = field(default_factory=list)
     conflicts: list[DocumentConflict] = field(default_factory=list)
-    owner: str = ""  # set on one owner's share of the report (``bot/digest.py``)
-    left_out: int = 0  # items a digest's readers may not all read (``bot/digest.py``)
+    owner: str = ""  # set on one owner's share of the report (``bot/reports/digest.py``)
+    left_out: int = 0  # items a digest's readers may not all read (``bot/reports/digest.py``)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -2,7 +2,7 @@
 
 Each client's module is imported by the property that builds it, so ``build_deps`` itself costs
 nothing and a command pays only for the clients it touches: ``footnote ask`` starts loading the
-models (``bot.cli.preload_models``) before it has imported the answer loop, the index or the
+models (``bot.cli.process.preload_models``) before it has imported the answer loop, the index or the
 telemetry.
 """
 
@@ -169,7 +169,7 @@ class Deps:
 
     def close(self, index: bool = True) -> None:
         """Close what was built. ``index=False`` leaves the indexes to the end of a process that
-        only read them and ends at once (``bot.cli.end_process``)."""
+        only read them and ends at once (``bot.cli.process.end_process``)."""
         if index:
             for extra in self._extra_indexes:
                 extra.close()

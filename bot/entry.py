@@ -18,9 +18,11 @@ def main(argv: list[str] | None = None) -> int:
     # No cyclic garbage collection while the command starts: what a start makes (modules,
     # classes, settings, clients) lives as long as the process, yet the collector would walk it
     # ~150 times before the first answer, a tenth of a cold ``ask``'s main thread. The command
-    # turns it back on once it is set up (``bot.cli.set_up_done``).
+    # turns it back on once it is set up (``bot.cli.process.set_up_done``).
     gc.disable()
-    args.process_ends = True  # a one-shot command may end the process itself (bot.cli.end_process)
+    args.process_ends = (
+        True  # a one-shot command may end the process itself (bot.cli.process.end_process)
+    )
     from bot.cli import run
 
     return run(args)

@@ -17,7 +17,7 @@ import pytest
 from agent.assistant import build_assistant
 from agent.corpora import DATASETS, corpus_dir, default_eval_dir, load_corpus, sample
 from agent.evaluation import run_corpus_eval
-from bot.cli import corpus_deps
+from bot.cli.evaluating import corpus_deps
 from bot.settings import Settings
 
 EVAL = default_eval_dir()

@@ -230,7 +230,7 @@ def test_ask_says_on_stderr_who_it_acts_as_and_keeps_json_clean(ingested):
 
 
 def test_ask_ends_its_process_at_once_with_everything_written_and_the_index_free(ingested):
-    """`footnote ask` ends with os._exit once the answer is out (bot.cli.end_process): the
+    """`footnote ask` ends with os._exit once the answer is out (bot.cli.process.end_process): the
     whole answer is printed, its trace is kept, and the index is free for the next process."""
     import sqlite3
 

@@ -19,7 +19,7 @@ from agent.traces import SqliteTraceStore
 from bot.app import build_deps
 from bot.chat.conversation import Conversation, Member
 from bot.chat.state import ConversationState
-from bot.cli import person_for
+from bot.cli.asker import person_for
 from bot.identity.admin_access import AdminAccess
 from bot.identity.directory import DirectoryUnavailable
 from bot.identity.directory_cache import CachedDirectory

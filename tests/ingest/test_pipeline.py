@@ -307,7 +307,7 @@ def test_ingest_says_how_many_files_only_admins_can_read_and_how_to_open_them(
     tmp_path, embedders, capsys
 ):
     from bot.app import build_deps
-    from bot.cli import run_ingest
+    from bot.cli.ingesting import run_ingest
 
     docs = tmp_path / "docs"
     (docs / "notes").mkdir(parents=True)

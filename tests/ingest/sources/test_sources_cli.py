@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cli import age
 from bot.cli import main as cli_main
+from bot.cli.sources import age
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -1,8 +1,10 @@
 """One SQL database for every durable record Footnote keeps: SQLite in the data dir by default,
 PostgreSQL when ``FOOTNOTE_DATABASE__URL`` says ``postgresql://…`` — plain SQL both understand.
 
-Each record kind (sync state, answered turns and feedback) is a subclass with its own tables and
-its own versioned migrations: ``MIGRATIONS`` lists every change in order and ``VERSION_TABLE``
+Each record kind is a subclass, with its own tables and versioned migrations, in the layer that
+uses it (sync state in ``ingest/sources/state.py``, turns and feedback in
+``bot/reports/feedback.py``, SCIM users and groups in ``bot/identity/scim.py``); only the engine
+and the migration runner live here: ``MIGRATIONS`` lists every change in order and ``VERSION_TABLE``
 records the last one applied, so opening upgrades the schema in place (under an advisory lock on
 PostgreSQL, where two processes may start at once). Add a migration; never edit a shipped one.
 """

@@ -14,13 +14,13 @@ from typing import Protocol
 from agent.actions import MemoryPendingActions, PendingActions, StateUnavailable
 from agent.desk import CRM, SqliteTicketDesk, TicketDesk
 from agent.drafts import Drafting
-from agent.fallback import Fallback
 from agent.fallback_reasoner import turn_starts
 from agent.loop import AnswerLoop, Progress, Run
 from agent.messages import say
 from agent.reasoning import Reasoner
 from agent.recall import filed_text
 from agent.retrieval import Retriever
+from agent.second_source import Fallback
 from agent.settings import CRMSettings, LimitsSettings, LLMSettings
 from agent.telemetry import Telemetry
 from agent.terms import TermStats

@@ -28,9 +28,8 @@ from workflows import Workflow, step
 from workflows.events import Event, StartEvent, StopEvent
 
 from agent.conclusions import tool_passage
-from agent.documents import asked_document, find_document, outline
+from agent.document_requests import asked_document, find_document, outline
 from agent.drafts import Drafting
-from agent.fallback import Fallback
 from agent.fallback_reasoner import take_llm_fallback
 from agent.followups import resolve
 from agent.messages import quote_list, say
@@ -38,6 +37,7 @@ from agent.passages import Passage
 from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.recall import filed
 from agent.scope import applies, asked_for, audiences_of
+from agent.second_source import Fallback
 from agent.telemetry import TurnTelemetry
 from agent.tool_calls import Outcome, run_call
 from agent.tools import NO_CRM_ACCESS_HERE, TurnTools

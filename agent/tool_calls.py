@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from agent.conclusions import tool_passage
-from agent.documents import find_document
+from agent.document_requests import find_document
 from agent.messages import say
 from agent.passages import Passage
 from agent.reasoning import ToolCall

@@ -46,7 +46,7 @@ from agent.assistant import build_assistant  # noqa: E402
 from agent.settings import LLMSettings  # noqa: E402
 from bot.app import build_deps  # noqa: E402
 from bot.chat.conversation import Agent  # noqa: E402
-from bot.chat.state import ConversationState  # noqa: E402
+from bot.chat.conversation_state import ConversationState  # noqa: E402
 from bot.settings import RedisSettings, ServerSettings, Settings, SlackSettings  # noqa: E402
 from bot.web.server import AgentThread, build_app  # noqa: E402
 from testing.recorder import start_app  # noqa: E402

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent.desk import SqliteCRM
-    from agent.fallback import CollectionFallback
     from agent.retrieval import Retriever
+    from agent.second_source import CollectionFallback
     from agent.telemetry import Telemetry
     from bot.identity.directory import Directory
     from bot.settings import Settings
@@ -91,7 +91,7 @@ class Deps:
         if source == "graph":
             import redis
 
-            from bot.chat.state import redis_pool_kwargs
+            from bot.chat.conversation_state import redis_pool_kwargs
             from bot.identity.directory_cache import CachedDirectory
             from bot.identity.graph_directory import GraphDirectory
 
@@ -123,8 +123,8 @@ class Deps:
         fb = self.settings.fallback
         if fb is None:
             return None
-        from agent.fallback import CollectionFallback
         from agent.retrieval import Retriever
+        from agent.second_source import CollectionFallback
 
         index = self._open(self.settings.qdrant.model_copy(update={"collection": fb.collection}))
         self._extra_indexes.append(index)

@@ -33,9 +33,9 @@ from agent.drafts import Drafting
 from agent.loop import Progress
 from agent.messages import say
 from agent.turns import Answer, Turn
+from bot.chat.conversation_state import RATE_LIMITED, ConversationState
 from bot.chat.failure import failure_reply
 from bot.chat.render import NOT_IN_DIRECTORY
-from bot.chat.state import RATE_LIMITED, ConversationState
 from bot.identity.admin_access import (
     ADMIN_LINK,
     ADMIN_LINK_SENT,

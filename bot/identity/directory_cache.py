@@ -9,7 +9,7 @@ question asks the directory again.
 Keys: ``{prefix}dir:{sha256 of the lookup key}`` — addresses stay out of key names (and out of
 ``MONITOR`` / ``SCAN`` output); the value holds what the directory returned.
 
-Redis is a convenience here as elsewhere (``bot/chat/state.py``): if it errs, the lookup goes to the
+Redis is a convenience here as elsewhere (``bot/chat/conversation_state.py``): if it errs, the lookup goes to the
 directory itself and Redis is skipped for ``RETRY_AFTER_S``, so a dead Redis costs one
 connect timeout, not one per question.
 

@@ -11,7 +11,7 @@ and the asker's free text.
 ``FeedbackStore`` is plain synchronous SQL for the command line and tests. The bot talks to it
 through ``TurnLog``, which never raises and never makes an answer wait: it opens the database
 lazily, runs each call on a worker thread, and after a failure logs once and skips the database
-for a while — as ``bot/chat/state.py`` does with Redis.
+for a while — as ``bot/chat/conversation_state.py`` does with Redis.
 """
 
 from __future__ import annotations

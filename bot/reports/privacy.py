@@ -81,7 +81,7 @@ def forget(settings: Settings, store: FeedbackStore, users: Sequence[str]) -> Fo
 
 
 async def _histories(settings: Settings, users: Sequence[str], conversations: list[str]) -> int:
-    from bot.chat.state import ConversationState
+    from bot.chat.conversation_state import ConversationState
 
     state = ConversationState.from_settings(settings.redis)
     try:

@@ -25,7 +25,7 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from bot.chat.conversation import Agent, Conversation
-from bot.chat.state import ConversationState, redis_pool_kwargs
+from bot.chat.conversation_state import ConversationState, redis_pool_kwargs
 from bot.chat.teams_auth import check_teams, teams_posture
 from bot.identity.admin_access import AdminAccess
 from bot.identity.signin import CALLBACK_PATH, SignIn

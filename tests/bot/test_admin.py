@@ -21,7 +21,7 @@ from pydantic import SecretStr
 from agent.traces import RedisTraceStore, SqliteTraceStore
 from agent.turns import Answer, Turn
 from bot.chat.conversation import Conversation, Member, Question
-from bot.chat.state import ConversationState
+from bot.chat.conversation_state import ConversationState
 from bot.identity.admin_access import (
     ADMIN_REFUSED,
     SESSION_COOKIE,

@@ -16,7 +16,7 @@ from agent.assistant import build_assistant
 from agent.evaluation import load_golden, run_eval
 from agent.turns import Answer
 from bot.chat.conversation import Conversation, Member, Question
-from bot.chat.state import ConversationState
+from bot.chat.conversation_state import ConversationState
 from bot.identity.directory import FileDirectory, groups_of
 from bot.reports.cases import Reviewer, export_cases, parse_since
 from bot.reports.feedback import (

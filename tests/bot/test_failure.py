@@ -13,8 +13,8 @@ import pytest
 from agent.messages import CATALOGUE, say
 from agent.turns import Answer, Turn, TurnFailed
 from bot.chat.conversation import Conversation, Member, Question
+from bot.chat.conversation_state import ConversationState
 from bot.chat.failure import failure_reply
-from bot.chat.state import ConversationState
 from bot.identity.directory import FileDirectory
 from bot.settings import HANDBOOK_DIRECTORY, RedisSettings
 from bot.web.links import LinkSigner

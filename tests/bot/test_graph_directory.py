@@ -18,7 +18,7 @@ from pydantic import SecretStr
 from agent.traces import SqliteTraceStore
 from bot.app import build_deps
 from bot.chat.conversation import Conversation, Member
-from bot.chat.state import ConversationState
+from bot.chat.conversation_state import ConversationState
 from bot.cli.asker import person_for
 from bot.identity.admin_access import AdminAccess
 from bot.identity.directory import DirectoryUnavailable

@@ -18,7 +18,7 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from agent.traces import SqliteTraceStore
-from bot.chat.state import ConversationState
+from bot.chat.conversation_state import ConversationState
 from bot.identity.admin_access import AdminAccess
 from bot.identity.directory import FileDirectory
 from bot.reports.feedback import FeedbackStore

@@ -21,7 +21,7 @@ import redis
 
 from agent.actions import RedisPendingActions
 from agent.assistant import build_assistant
-from bot.chat.state import ConversationState
+from bot.chat.conversation_state import ConversationState
 from bot.settings import (
     ChannelSettings,
     RedisSettings,

@@ -22,7 +22,7 @@ from agent.assistant import build_assistant
 from agent.messages import CATALOGUE, say
 from agent.traces import SqliteTraceStore
 from bot.chat import render
-from bot.chat.state import FORGETFUL_NOTICE, RATE_LIMITED
+from bot.chat.conversation_state import FORGETFUL_NOTICE, RATE_LIMITED
 from bot.identity.admin_access import ADMIN_REFUSED
 from bot.reports.feedback import FeedbackStore
 from testing.slack import (

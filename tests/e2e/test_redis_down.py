@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from bot.chat.state import FORGETFUL_NOTICE
+from bot.chat.conversation_state import FORGETFUL_NOTICE
 from testing.slack import blocks_text, dm_event
 from tests.e2e.conftest import running_bot
 

@@ -12,7 +12,7 @@ import pytest
 
 from agent.messages import say
 from bot.chat import render
-from bot.chat.state import RATE_LIMITED
+from bot.chat.conversation_state import RATE_LIMITED
 from bot.reports.feedback import FeedbackStore
 from testing.slack import (
     BOT_USER_ID,

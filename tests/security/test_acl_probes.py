@@ -25,7 +25,7 @@ from agent.messages import say
 from agent.tools import TurnTools
 from agent.turns import Answer, Citation, Message, PendingAction, TraceStep, Turn, TurnFailed
 from bot.chat import render
-from bot.chat.state import RATE_LIMITED
+from bot.chat.conversation_state import RATE_LIMITED
 from bot.identity.directory import Person
 from testing.recorder import Call
 from testing.slack import BOT_USER_ID, TEAM_ID, dm_event, mention_event

@@ -31,7 +31,7 @@ import yarl
 from aiohttp import web
 
 from agent.assistant import build_assistant
-from bot.chat.state import ConversationState
+from bot.chat.conversation_state import ConversationState
 from bot.settings import RedisSettings, ServerSettings, Settings
 from bot.web.links import LinkSigner
 from bot.web.server import build_app, serve

@@ -16,7 +16,7 @@ from agent.actions import RedisPendingActions
 from agent.desk import SqliteTicketDesk
 from agent.traces import RedisTraceStore
 from agent.turns import Answer, PendingAction, Turn
-from bot.chat.state import ConversationState
+from bot.chat.conversation_state import ConversationState
 from bot.cli import main as footnote
 from testing.admin_data import LEAVE, steps
 from tests.bot.test_admin import REDIS_URL, start, turn

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from bot.chat.state import ConversationState
+from bot.chat.conversation_state import ConversationState
 from bot.settings import RedisSettings
 from testing.slack import dm_event
 from tests.e2e.conftest import REDIS_URL, redis_server, running_bot
@@ -58,7 +58,7 @@ async def test_with_redis_down_each_replica_keeps_the_limit():
 
 
 class Clock:
-    """Stands in for the ``time`` module inside ``bot.chat.state``: wall time we set, real monotonic."""
+    """Stands in for the ``time`` module inside ``bot.chat.conversation_state``: wall time we set, real monotonic."""
 
     def __init__(self, now: float):
         self.now = now
@@ -72,7 +72,7 @@ class Clock:
 @pytest.mark.parametrize("redis_url", [REDIS_URL, "redis://127.0.0.1:1/0"])
 async def test_the_window_rolls_across_a_clock_minute(monkeypatch, redis_url):
     clock = Clock(1_800_000_059.5)  # half a second before a clock minute ends
-    monkeypatch.setattr("bot.chat.state.time", clock)
+    monkeypatch.setattr("bot.chat.conversation_state.time", clock)
     settings = RedisSettings(url=redis_url, rate_per_minute=LIMIT)
     state = ConversationState.from_settings(settings, prefix=f"roll-{uuid.uuid4().hex[:8]}:")
     try:

@@ -27,7 +27,7 @@ from aiohttp.web import Application
 from pydantic import SecretStr
 
 from agent.traces import SqliteTraceStore
-from bot.chat.state import ConversationState
+from bot.chat.conversation_state import ConversationState
 from bot.identity.admin_access import SESSION_COOKIE, AdminAccess
 from bot.identity.directory import FileDirectory
 from bot.settings import (

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from agent.turns import Message
-from bot.chat.state import FORGETFUL_NOTICE, ConversationState
+from bot.chat.conversation_state import FORGETFUL_NOTICE, ConversationState
 from bot.settings import RedisSettings
 
 URL = "redis://127.0.0.1:6379/0"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from agent.assistant import build_assistant
-from agent.fallback import CollectionFallback
 from agent.retrieval import Retriever
+from agent.second_source import CollectionFallback
 from agent.turns import Turn
 from bot.settings import Settings
 from ingest.edge_index import EdgeIndex

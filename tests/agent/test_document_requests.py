@@ -10,7 +10,7 @@ import pytest
 
 from agent.actions import MemoryPendingActions
 from agent.assistant import build_assistant
-from agent.documents import asked_document
+from agent.document_requests import asked_document
 from agent.loop import AnswerLoop, Run, _thin
 from agent.tools import TurnTools
 from agent.turns import Turn

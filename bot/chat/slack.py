@@ -33,7 +33,7 @@ stays. A workspace that refuses streaming (an error from ``chat.startStream``) g
 as before; channels and DMs without a thread never stream.
 
 What only the asker may see (the hint that a private document may answer better) goes to them as
-an ephemeral message, never into the channel. Every ``text`` sent is inert (``render.slack_inert``).
+an ephemeral message, never into the channel. Every ``text`` sent is inert (``slack_blocks.slack_inert``).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from agent.drafts import Drafting
 from agent.loop import Progress
 from agent.messages import say as message
 from agent.turns import Answer
-from bot.chat import render
+from bot.chat import render, slack_blocks
 from bot.chat.conversation import (
     MAX_MEMBERS,
     ChannelKind,
@@ -360,7 +360,7 @@ class SlackAdapter:
 
     async def _on_assistant_thread_started(self, event: dict, say, set_suggested_prompts) -> None:
         """The side panel opened a thread: the greeting and what to try (nothing is answered yet)."""
-        await say(text=render.slack_inert(message("en", "smalltalk")))
+        await say(text=slack_blocks.slack_inert(message("en", "smalltalk")))
         if self.suggested_prompts:
             prompts = [{"title": p[:75], "message": p} for p in self.suggested_prompts[:4]]
             try:
@@ -455,8 +455,8 @@ class SlackAdapter:
             await self.client.chat_update(
                 channel=channel,
                 ts=ts,
-                text=render.slack_inert(text),
-                blocks=render.slack_progress_blocks(text),
+                text=slack_blocks.slack_inert(text),
+                blocks=slack_blocks.slack_progress_blocks(text),
             )
 
         return throttled(edit, self.progress_interval_s, (SlackApiError,))
@@ -468,8 +468,8 @@ class SlackAdapter:
             channel=channel,
             user=user,
             thread_ts=thread_ts,
-            text=render.slack_inert(text),
-            blocks=render.slack_message_blocks(text),
+            text=slack_blocks.slack_inert(text),
+            blocks=slack_blocks.slack_message_blocks(text),
         )
 
     # -- identity --------------------------------------------------------------------------
@@ -517,7 +517,7 @@ class SlackAdapter:
         they see where they typed it is ephemeral (the command's response_url)."""
         words = " ".join(str(command.get("text") or "").lower().split())
         if words != "admin":
-            await ack(response_type="ephemeral", text=render.slack_inert(COMMAND_USAGE))
+            await ack(response_type="ephemeral", text=slack_blocks.slack_inert(COMMAND_USAGE))
             return
         await ack()
         user = str(command.get("user_id") or "")
@@ -527,15 +527,15 @@ class SlackAdapter:
                 opened = await self.client.conversations_open(users=user)
                 await self.client.chat_postMessage(
                     channel=opened["channel"]["id"],
-                    text=render.slack_inert(private),
-                    blocks=render.slack_message_blocks(private),
+                    text=slack_blocks.slack_inert(private),
+                    blocks=slack_blocks.slack_message_blocks(private),
                     unfurl_links=False,
                     unfurl_media=False,
                 )
             except SlackApiError as exc:
                 log.warning("could not DM the admin link to %s: %s", user, exc)
                 here = COMMAND_NO_DM
-        await respond(text=render.slack_inert(here), response_type="ephemeral")
+        await respond(text=slack_blocks.slack_inert(here), response_type="ephemeral")
 
     # -- buttons ---------------------------------------------------------------------------
 
@@ -585,7 +585,7 @@ class SlackAdapter:
     async def _on_feedback_other(self, ack, body: dict, action: dict) -> None:
         """The asker's own words, sent with Enter from the reasons' text input."""
         await ack()
-        parsed = render.parse_other_block(str(action.get("block_id") or ""))
+        parsed = slack_blocks.parse_other_block(str(action.get("block_id") or ""))
         note = action.get("value")
         if parsed is None or not isinstance(note, str) or not note.strip():
             return
@@ -655,7 +655,7 @@ class _ThreadReply:
         return None
 
     async def say(self, text: str) -> None:
-        inert, blocks = render.slack_inert(text), render.slack_message_blocks(text)
+        inert, blocks = slack_blocks.slack_inert(text), slack_blocks.slack_message_blocks(text)
         if self.ts:
             await self.client.chat_update(
                 channel=self.channel, ts=self.ts, text=inert, blocks=blocks
@@ -670,16 +670,16 @@ class _ThreadReply:
             channel=self.channel,
             thread_ts=self.thread_ts,
             text=render.PLACEHOLDER,
-            blocks=render.slack_progress_blocks(render.PLACEHOLDER),
+            blocks=slack_blocks.slack_progress_blocks(render.PLACEHOLDER),
         )
         self.ts = placeholder["ts"]
         return self.adapter._progress(self.channel, placeholder["ts"])
 
     async def show(self, answer: Answer, view: dict[str, Any]) -> None:
         ts = self.ts
-        blocks = render.slack_blocks(answer, **view)
-        text = render.slack_text(answer)
-        plain = render.slack_message_blocks(answer.text)
+        blocks = slack_blocks.slack_blocks(answer, **view)
+        text = slack_blocks.slack_text(answer)
+        plain = slack_blocks.slack_message_blocks(answer.text)
         try:
             if ts is None:  # no placeholder (an assistant thread): the answer is the reply
                 await self.client.chat_postMessage(
@@ -809,7 +809,9 @@ class _AssistantReply(_ThreadReply):
 
     async def _status(self, text: str) -> None:
         await self.client.assistant_threads_setStatus(
-            channel_id=self.channel, thread_ts=self.thread_ts or "", status=render.slack_inert(text)
+            channel_id=self.channel,
+            thread_ts=self.thread_ts or "",
+            status=slack_blocks.slack_inert(text),
         )
 
 
@@ -842,8 +844,8 @@ class _ClickReply:
             await self.client.chat_update(
                 channel=self.channel,
                 ts=self.message_ts,
-                text=render.slack_text(answer),
-                blocks=_without_pending(self.message) + render.slack_blocks(answer, **view),
+                text=slack_blocks.slack_text(answer),
+                blocks=_without_pending(self.message) + slack_blocks.slack_blocks(answer, **view),
             )
         else:
             await self.say(answer.text)
@@ -858,7 +860,7 @@ class _ClickReply:
                 user=self.clicker,
                 thread_ts=self.thread_ts,
                 text=render.reason_prompt(vote),
-                blocks=render.slack_reason_blocks(turn_id, vote, asker),
+                blocks=slack_blocks.slack_reason_blocks(turn_id, vote, asker),
             )
 
 
@@ -870,4 +872,4 @@ def _without_pending(message: dict) -> list[dict]:
         if bid.startswith(("pending:", "pending-summary:", "feedback:", "ticket_offer")):
             continue
         keep.append(b)
-    return keep[: render.MAX_BLOCKS - 10]
+    return keep[: slack_blocks.MAX_BLOCKS - 10]

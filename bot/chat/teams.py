@@ -65,7 +65,7 @@ from agent.drafts import Drafting
 from agent.loop import Progress
 from agent.messages import say as message
 from agent.turns import Answer
-from bot.chat import render
+from bot.chat import render, teams_cards
 from bot.chat.conversation import (
     MAX_MEMBERS,
     ChannelKind,
@@ -398,7 +398,7 @@ class _TeamsReply:
         return throttled(edit, self.progress_interval_s, (Exception,))  # an outside call
 
     async def show(self, answer: Answer, view: dict[str, Any]) -> None:
-        card = render.teams_card(answer, **view)
+        card = teams_cards.teams_card(answer, **view)
         reply = MessageFactory.attachment(CardFactory.adaptive_card(card), text=None)
         if answer.status == "smalltalk" and _kind(self.ctx.activity) == "dm":
             reply.suggested_actions = suggesting("", self.suggested_prompts).suggested_actions
@@ -437,7 +437,7 @@ class _TeamsReply:
         return True
 
     async def ask_reason(self, turn_id: str, vote: Literal["up", "down"], asker: str) -> None:
-        card = render.teams_reason_card(turn_id, vote, asker)
+        card = teams_cards.teams_reason_card(turn_id, vote, asker)
         await self.ctx.send_activity(
             MessageFactory.attachment(CardFactory.adaptive_card(card), text=None)
         )

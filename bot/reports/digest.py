@@ -45,7 +45,7 @@ from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.chat import render
+from bot.chat import slack_blocks, teams_cards
 from bot.chat.conversation import Member, Profile, lookup_members
 from bot.identity.directory import Directory
 from bot.reports.feedback import DigestRoute, FeedbackStore, owner_key
@@ -318,30 +318,30 @@ def slack_digest(report: GapReport) -> tuple[str, list[dict]]:
     for heading, items in _sections(report):
         blocks += [
             {"type": "divider"},
-            render.slack_rich_block(render.slack_literal(heading, {"bold": True})),
+            slack_blocks.slack_rich_block(slack_blocks.slack_literal(heading, {"bold": True})),
         ]
         for line, sub in items:
-            text = "\n".join([line, *("    " + s for s in sub)])[: render.MAX_RICH_TEXT]
+            text = "\n".join([line, *("    " + s for s in sub)])[: slack_blocks.MAX_RICH_TEXT]
             head, _, rest = text.partition("\n")
-            elements = render.slack_literal(head)
+            elements = slack_blocks.slack_literal(head)
             if rest:
-                elements += render.slack_literal("\n" + rest, {"italic": True})
-            blocks.append(render.slack_rich_block(elements))
-    text = render.slack_inert(f"{_title(report, name_owner=False)}: {_summary(report)}")
-    return text, blocks[: render.MAX_BLOCKS]
+                elements += slack_blocks.slack_literal("\n" + rest, {"italic": True})
+            blocks.append(slack_blocks.slack_rich_block(elements))
+    text = slack_blocks.slack_inert(f"{_title(report, name_owner=False)}: {_summary(report)}")
+    return text, blocks[: slack_blocks.MAX_BLOCKS]
 
 
 def teams_digest(report: GapReport) -> dict[str, Any]:
     """An Adaptive Card: every line a RichTextBlock of TextRuns (never read as Markdown)."""
     body: list[dict] = [
-        render.teams_plain(_title(report), weight="Bolder", size="Medium"),
-        render.teams_plain(_summary(report), isSubtle=True),
+        teams_cards.teams_plain(_title(report), weight="Bolder", size="Medium"),
+        teams_cards.teams_plain(_summary(report), isSubtle=True),
     ]
     for heading, items in _sections(report):
-        body.append(render.teams_plain(heading, weight="Bolder"))
+        body.append(teams_cards.teams_plain(heading, weight="Bolder"))
         for line, sub in items:
-            body.append(render.teams_plain(line))
-            body += [render.teams_plain(s, italic=True, isSubtle=True) for s in sub]
+            body.append(teams_cards.teams_plain(line))
+            body += [teams_cards.teams_plain(s, italic=True, isSubtle=True) for s in sub]
     return {
         "type": "AdaptiveCard",
         "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",

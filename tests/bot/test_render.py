@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from agent.turns import Answer, Citation, PendingAction
-from bot.chat import render
+from bot.chat import render, slack_blocks, teams_cards
 from testing.slack import blocks_text
 
 
@@ -50,7 +50,7 @@ def test_markers_become_links_and_sources_show_title_breadcrumbs_and_date():
         "answered",
         [cite(1), cite(2, link="https://wiki.example/leave", page=4)],
     )
-    blocks = render.slack_blocks(answer, links=links, turn_id="t1")
+    blocks = slack_blocks.slack_blocks(answer, links=links, turn_id="t1")
     assert rich_elements(blocks[0]) == [
         {"type": "text", "text": "You may carry over 10 days "},
         {
@@ -79,7 +79,7 @@ def test_default_links_only_use_web_urls():
     answer = Answer(
         "See [1] and [2].", "answered", [cite(1), cite(2, link="https://wiki.example/x")]
     )
-    blocks = render.slack_blocks(answer)
+    blocks = slack_blocks.slack_blocks(answer)
     assert all_text(blocks[:1]) == "See [1] and <https://wiki.example/x|[2]>."
 
 
@@ -87,11 +87,11 @@ def test_text_is_literal_in_blocks_and_inert_in_the_notification_text():
     answer = Answer(
         "Use <script> & **bold** <!channel> things [1]", "answered", [cite(1, title="A|B <c>")]
     )
-    blocks = render.slack_blocks(answer, links=links)
+    blocks = slack_blocks.slack_blocks(answer, links=links)
     first = rich_elements(blocks[0])
     assert first[0] == {"type": "text", "text": "Use <script> & **bold** <!channel> things "}
     assert "[1] A|B <c> —" in all_text(blocks)
-    fallback = render.slack_text(answer)
+    fallback = slack_blocks.slack_text(answer)
     assert "<" not in fallback and ">" not in fallback and "*" not in fallback
     assert "&lt;!channel&gt;" in fallback and "∗∗bold∗∗" in fallback
 
@@ -104,20 +104,20 @@ def test_long_answers_and_many_sources_fit_block_kit_limits():
         [cite(n) for n in range(1, 80)],
         pending_action=PendingAction("act1", "create_ticket", "alice", "T", "B", 0.0),
     )
-    blocks = render.slack_blocks(answer, links=links, turn_id="t")
-    assert len(blocks) <= render.MAX_BLOCKS
+    blocks = slack_blocks.slack_blocks(answer, links=links, turn_id="t")
+    assert len(blocks) <= slack_blocks.MAX_BLOCKS
     for b in blocks:
         if b["type"] == "section":
-            assert len(b["text"]["text"]) <= render.MAX_SECTION_TEXT
+            assert len(b["text"]["text"]) <= slack_blocks.MAX_SECTION_TEXT
         if b["type"] == "rich_text":
-            assert sum(len(e["text"]) for e in rich_elements(b)) <= render.MAX_SECTION_TEXT
+            assert sum(len(e["text"]) for e in rich_elements(b)) <= slack_blocks.MAX_SECTION_TEXT
             assert all(e["text"] for e in rich_elements(b))  # Slack rejects empty elements
         if b["type"] == "context":
             assert len(b["elements"][0]["text"]) <= 3000
     assert {render.CONFIRM, render.CANCEL, render.FEEDBACK_UP} <= {
         e["action_id"] for b in blocks if b["type"] == "actions" for e in b["elements"]
     }
-    assert len(render.slack_text(answer)) <= render.MAX_MESSAGE_TEXT
+    assert len(slack_blocks.slack_text(answer)) <= slack_blocks.MAX_MESSAGE_TEXT
 
 
 def test_split_text_prefers_paragraph_and_sentence_ends():
@@ -135,7 +135,7 @@ def test_pending_ticket_buttons_carry_the_action_and_the_asker():
         "needs_confirmation",
         pending_action=action,
     )
-    blocks = render.slack_blocks(answer, asker="alice", turn_id="t")
+    blocks = slack_blocks.slack_blocks(answer, asker="alice", turn_id="t")
     confirm = next(
         e
         for b in blocks
@@ -159,19 +159,19 @@ def test_i_dont_know_shows_the_searches_and_the_prefilled_ticket():
         pending_action=action,
         searched=["How do I bake a cake?", "bake cake recipe"],
     )
-    blocks = render.slack_blocks(answer, question="How do I bake a cake?", turn_id="t")
+    blocks = slack_blocks.slack_blocks(answer, question="How do I bake a cake?", turn_id="t")
     text = all_text(blocks)
     assert "I searched for “How do I bake a cake?”, “bake cake recipe”" in text
     assert "Open a ticket? How do I bake a cake?" in text
     # when the answer already lists the searches, they are not repeated
     answer.text = "I don't know: I searched for “How do I bake a cake?”, “bake cake recipe” and found nothing."
-    assert all_text(render.slack_blocks(answer)).count("bake cake recipe") == 1
-    assert "🔎" not in json.dumps(render.teams_card(answer), ensure_ascii=False)
+    assert all_text(slack_blocks.slack_blocks(answer)).count("bake cake recipe") == 1
+    assert "🔎" not in json.dumps(teams_cards.teams_card(answer), ensure_ascii=False)
     # without a prefilled action, the adapter's "ask a person" button carries the question
     answer.pending_action = None
     offer = [
         e
-        for b in render.slack_blocks(answer, question="How do I bake a cake?")
+        for b in slack_blocks.slack_blocks(answer, question="How do I bake a cake?")
         if b["type"] == "actions"
         for e in b["elements"]
     ]
@@ -189,29 +189,29 @@ def test_note_notice_and_filed_ticket_are_shown():
         note="Some documents only you can read may answer this better — ask me in a DM.",
         ticket={"id": "HELP-1001", "link": "https://desk.example/tickets/HELP-1001"},
     )
-    text = all_text(render.slack_blocks(answer, notice="I can't remember"))
+    text = all_text(slack_blocks.slack_blocks(answer, notice="I can't remember"))
     assert "ask me in a DM" in text and "⚠️ I can't remember" in text
     assert "🎫 Ticket <https://desk.example/tickets/HELP-1001|HELP-1001> filed." in text
     # the note for the asker alone is never part of the message
     answer.private_note = "only for you"
-    assert "only for you" not in json.dumps(render.slack_blocks(answer), ensure_ascii=False)
-    assert "only for you" not in json.dumps(render.teams_card(answer), ensure_ascii=False)
+    assert "only for you" not in json.dumps(slack_blocks.slack_blocks(answer), ensure_ascii=False)
+    assert "only for you" not in json.dumps(teams_cards.teams_card(answer), ensure_ascii=False)
 
 
 def test_smalltalk_and_errors_get_no_feedback_buttons():
     for status in ("smalltalk", "error", "rejected"):
-        blocks = render.slack_blocks(Answer("Hi!", status), turn_id="t")
+        blocks = slack_blocks.slack_blocks(Answer("Hi!", status), turn_id="t")
         assert not [b for b in blocks if b["type"] == "actions"]
 
 
 def test_feedback_buttons_carry_the_turn_and_its_asker():
-    blocks = render.slack_blocks(Answer("Ten days.", "answered"), turn_id="t9", asker="alice")
+    blocks = slack_blocks.slack_blocks(Answer("Ten days.", "answered"), turn_id="t9", asker="alice")
     (feedback,) = [b for b in blocks if b.get("block_id", "").startswith("feedback:")]
     assert [json.loads(e["value"]) for e in feedback["elements"]] == [{"t": "t9", "u": "alice"}] * 2
 
 
 def test_reasons_after_a_down_vote_are_buttons_and_a_line_of_text_sent_with_enter():
-    blocks = render.slack_reason_blocks("t9", "down", "alice")
+    blocks = slack_blocks.slack_reason_blocks("t9", "down", "alice")
     (actions,) = [b for b in blocks if b["type"] == "actions"]
     reasons = [json.loads(e["value"])["r"] for e in actions["elements"]]
     assert reasons == ["wrong", "outdated", "incomplete", "unanswered"]
@@ -220,14 +220,14 @@ def test_reasons_after_a_down_vote_are_buttons_and_a_line_of_text_sent_with_ente
     # Block Kit: an input block in a message must dispatch its action
     assert other["dispatch_action"] is True
     assert other["element"]["type"] == "plain_text_input"
-    assert render.parse_other_block(other["block_id"]) == ("down", "t9", "alice")
-    assert render.parse_other_block("feedback_other:sideways:t9:alice") is None
+    assert slack_blocks.parse_other_block(other["block_id"]) == ("down", "t9", "alice")
+    assert slack_blocks.parse_other_block("feedback_other:sideways:t9:alice") is None
     # after a 👍 only the asker's own words are asked for
-    assert [b["type"] for b in render.slack_reason_blocks("t9", "up", "alice")] == [
+    assert [b["type"] for b in slack_blocks.slack_reason_blocks("t9", "up", "alice")] == [
         "section",
         "input",
     ]
-    card = render.teams_reason_card("t9", "down", "alice")
+    card = teams_cards.teams_reason_card("t9", "down", "alice")
     assert [a["data"]["reason"] for a in card["actions"]] == [
         "wrong",
         "outdated",
@@ -256,7 +256,7 @@ def test_teams_card_has_answer_sources_and_submit_actions():
         pending_action=action,
         note="ask me in a DM",
     )
-    card = render.teams_card(answer, links=links, turn_id="t9", asker="alice")
+    card = teams_cards.teams_card(answer, links=links, turn_id="t9", asker="alice")
     assert card["type"] == "AdaptiveCard" and card["version"] == "1.4"
     assert card["body"][0] == {
         "type": "RichTextBlock",
@@ -287,7 +287,7 @@ def test_teams_card_has_answer_sources_and_submit_actions():
 
 
 def test_teams_card_never_reads_document_text_as_markdown():
-    card = render.teams_card(
+    card = teams_cards.teams_card(
         Answer(
             "**Urgent** [Verify now](https://evil.example) {{DATE(2026-01-01T00:00:00Z)}} x [1]",
             "answered",

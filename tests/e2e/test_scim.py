@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.chat import render
+from bot.chat import render, slack_blocks
 from bot.identity.scim import ERROR, LIST, MEDIA_TYPE, PATCH, USER
 from bot.settings import ScimSettings
 from testing.slack import blocks_text, dm_event
@@ -119,14 +119,14 @@ async def test_provisioned_people_read_what_their_groups_may_until_removed_or_de
     assert status == 200 and alice["active"] is False
     await scim_bot.send.event(dm_event(SALARY, user="U0ALICE01", channel="D0SCIM003"))
     reply = await scim_bot.slack.posted("D0SCIM003")
-    assert reply.args["text"] == render.slack_inert(render.NOT_IN_DIRECTORY)
+    assert reply.args["text"] == slack_blocks.slack_inert(render.NOT_IN_DIRECTORY)
 
 
 async def test_the_directory_file_is_not_read_when_scim_is_on(scim_bot):
     """alice is in the demo directory file; with SCIM on and nothing provisioned she is unknown."""
     await scim_bot.send.event(dm_event(SALARY, user="U0ALICE01", channel="D0SCIM004"))
     reply = await scim_bot.slack.posted("D0SCIM004")
-    assert reply.args["text"] == render.slack_inert(render.NOT_IN_DIRECTORY)
+    assert reply.args["text"] == slack_blocks.slack_inert(render.NOT_IN_DIRECTORY)
 
 
 @pytest.mark.parametrize(

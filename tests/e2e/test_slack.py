@@ -11,7 +11,7 @@ import time
 import pytest
 
 from agent.messages import say
-from bot.chat import render
+from bot.chat import render, slack_blocks
 from bot.chat.conversation_state import RATE_LIMITED
 from bot.reports.feedback import FeedbackStore
 from testing.slack import (
@@ -53,7 +53,7 @@ async def test_dm_answer_has_placeholder_citation_links_sources_and_feedback(bot
     blocks = final.args["blocks"]
     text = blocks_text(blocks)
 
-    assert len(blocks) <= render.MAX_BLOCKS
+    assert len(blocks) <= slack_blocks.MAX_BLOCKS
     assert all(len(b["text"]["text"]) <= 3000 for b in blocks if b["type"] == "section")
     assert "10" in flat(blocks[0])  # the 2026 policy: up to 10 days
     # [n] markers in the answer are links, and each source is a link with its date

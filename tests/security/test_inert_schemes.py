@@ -17,7 +17,7 @@ import re
 import pytest
 
 from agent.turns import Answer, Citation
-from bot.chat import render
+from bot.chat import render, slack_blocks, teams_cards
 
 # What an attacker writes into a wiki page, one per line of the answer.
 LIVE = [
@@ -60,7 +60,7 @@ def outside_code(mrkdwn: str) -> str:
 
 @pytest.mark.parametrize("text", PROBES)
 def test_the_notification_text_has_every_scheme_in_a_code_span_and_nothing_invisible(text):
-    line = render.slack_text(Answer(f"See {text} for details [1].", "answered"))
+    line = slack_blocks.slack_text(Answer(f"See {text} for details [1].", "answered"))
     assert not SCHEME.search(outside_code(line)), line
     assert not HIDDEN.search(line), repr(line)
 
@@ -86,7 +86,7 @@ def test_rich_text_shows_every_scheme_as_code_and_nothing_invisible(text):
         note=f"Also {text}",
         searched=[f"{text} reset"],
     )
-    blocks = render.slack_blocks(answer, turn_id="t1", question="q")
+    blocks = slack_blocks.slack_blocks(answer, turn_id="t1", question="q")
     assert not HIDDEN.search(json.dumps(blocks, ensure_ascii=False)), blocks
     for block in blocks:
         for section in block.get("elements", []) if block["type"] == "rich_text" else []:
@@ -99,7 +99,7 @@ def test_rich_text_shows_every_scheme_as_code_and_nothing_invisible(text):
 
 @pytest.mark.parametrize("text", PROBES)
 def test_the_teams_card_has_every_scheme_monospace_and_nothing_invisible(text):
-    card = render.teams_card(Answer(f"See {text} for details.", "answered"))
+    card = teams_cards.teams_card(Answer(f"See {text} for details.", "answered"))
     runs = [
         run
         for item in card["body"]
@@ -115,5 +115,7 @@ def test_the_teams_card_has_every_scheme_monospace_and_nothing_invisible(text):
 
 def test_words_with_a_colon_stay_plain_text():
     """Only schemes are code: "Note: 5 days", "Ratio:3" and "data: 2 GB" read as written."""
-    line = render.slack_text(Answer("Note: 5 days. Ratio:3, data: 2 GB, metadata:x.", "answered"))
+    line = slack_blocks.slack_text(
+        Answer("Note: 5 days. Ratio:3, data: 2 GB, metadata:x.", "answered")
+    )
     assert "`" not in line, line

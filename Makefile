@@ -43,8 +43,8 @@ demo: install
 	$(VENV)/bin/footnote demo
 
 # The whole suite, models and the browser included (tests/conftest.py says how a test is marked
-# `models`).
-test: install browser office
+# `models`); torch for the answer model's smoke training.
+test: install browser office $(VENV)/.installed-torch
 	$(PYTEST) -q -p no:cacheprovider
 
 # Everything that loads no embedding model and needs no browser: under a minute, for the
@@ -116,7 +116,13 @@ lock: install
 		--output-file $(LLM_LOCK)
 	$(MAKE) --no-print-directory install
 
-# The answer model (agent/models/answer/answer.json) from the public question sets in
-# ../shared/eval (numpy only, no torch); agent/models/answer/README.md is its card.
-train-answer-model: install
+# The answer model (agent/models/answer/) from the public question sets in ../shared/eval;
+# agent/models/answer/README.md is its card. Training needs torch, the CPU wheel that lies on
+# this kind of machine (pip finds it; uv does not look there, so it stays out of the locks).
+TORCH := torch==2.13.0
+$(VENV)/.installed-torch: $(VENV)/.installed
+	$(PY) -m pip install -q $(TORCH)
+	touch $@
+
+train-answer-model: $(VENV)/.installed-torch
 	$(PY) scripts/train_answer_model.py

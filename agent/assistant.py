@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agent.actions import MemoryPendingActions, PendingActions, StateUnavailable
+from agent.answer_model import AnswerModel
 from agent.desk import CRM, SqliteTicketDesk, TicketDesk
 from agent.drafts import Drafting
 from agent.fallback_reasoner import turn_starts
@@ -66,6 +67,9 @@ class ReasonerDeps(Protocol):
 
     @property
     def embedders(self) -> Sequence[Embedder]: ...
+
+    @property
+    def answer_model(self) -> AnswerModel: ...
 
 
 class AssistantDeps(ReasonerDeps, Protocol):
@@ -256,7 +260,7 @@ def build_reasoner(deps: ReasonerDeps) -> Reasoner:
 
     cache = deps.settings.data_dir / "cache" / "term-stats.json"
     stats = _LazyStats(deps.index, _known_words(deps.embedders), cache)
-    offline = OfflineReasoner(stats, deps.embedders)
+    offline = OfflineReasoner(stats, deps.embedders, deps.answer_model)
     s = deps.settings.llm
     if s is None:
         return offline

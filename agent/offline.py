@@ -22,6 +22,8 @@ from typing import Literal
 
 import numpy as np
 
+from agent.answer_model import AnswerModel
+from agent.answers import Opinion
 from agent.conclusions import conclude
 from agent.drafts import Drafting
 from agent.extract import (
@@ -196,8 +198,14 @@ class OfflineReasoner:
     # the multilingual USE spreads less
     same_thing_at = {"minilm": 0.6, "use": 0.4}
 
-    def __init__(self, stats: Callable[[], TermStats], embedders: Sequence[Embedder] = ()):
+    def __init__(
+        self,
+        stats: Callable[[], TermStats],
+        embedders: Sequence[Embedder] = (),
+        model: AnswerModel | None = None,
+    ):
         self._stats = stats  # lazy: built from the index on first use
+        self._model = model  # the answer model's second opinion (``agent.answers.Opinion``)
         self._embedders = {
             e.name: e for e in embedders
         }  # to compare sentences with the question by meaning
@@ -475,12 +483,22 @@ class OfflineReasoner:
                             )
                         )
                 continue
+            opinion = self._opinion(sub, wants.lang, passages, stats)
             if not self._answers(extract, wants):
-                if not conclusions:
+                rescued = opinion.rescue(said) if opinion is not None else []
+                for sentence in rescued:
+                    add(sentence)
+                if not rescued and not conclusions:
                     missing.append(sub)
                 continue
             labelled = self._per_audience(sub, wants, passages, asker, lang) if mixed else None
             quotes = labelled or self._quotes(extract, wants, passages, asker)
+            if opinion is not None and opinion.vetoes(quotes):
+                quotes = opinion.rescue(said)  # the model's own answer, when it is sure of one
+                if not quotes:
+                    if not conclusions:
+                        missing.append(sub)
+                    continue
             if quoted and all(q.text in quoted for q in quotes if not q.note):
                 # a later part would repeat what is quoted ("the hotel cap … and the daily per
                 # diem"): the best unit not quoted yet, when it answers that part
@@ -491,6 +509,13 @@ class OfflineReasoner:
             for sentence in quotes:
                 add(sentence)
         return Draft(chosen, missing)
+
+    def _opinion(
+        self, question: str, lang: str, passages: Sequence[Passage], stats: TermStats
+    ) -> Opinion | None:
+        if self._model is None or not any(not p.tool for p in passages):
+            return None
+        return Opinion(question, lang, passages, self._model, stats)
 
     def _beyond(self, extract: Extract, said: str, wants: Asks) -> Extract:
         """ "And after five years?" after "25 days a year": the units the previous answer quoted,

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from agent.answer_model import AnswerModel
     from agent.desk import SqliteCRM
     from agent.retrieval import Retriever
     from agent.second_source import CollectionFallback
@@ -45,6 +46,15 @@ class Deps:
 
         s = self.settings
         return build_embedders(s.embedding, s.cohere, cache_dir=s.data_dir / "cache")
+
+    @cached_property
+    def answer_model(self) -> AnswerModel:
+        """The offline reasoner's second opinion (``agent.answer_model``); its cross-encoder
+        compiles on first use, or when a command preloads it (``bot.cli.preload_models``)."""
+        from agent.answer_model import build_answer_model
+
+        s = self.settings
+        return build_answer_model(s.embedding.threads, s.data_dir / "cache")
 
     @cached_property
     def sparse(self) -> BM25Encoder:

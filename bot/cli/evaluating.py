@@ -75,6 +75,7 @@ def eval_datasets(args, settings: Settings) -> int:
     one table; with all, the golden set's row under the sets'."""
     import json
 
+    from agent.answer_model import build_answer_model
     from agent.assistant import build_assistant
     from agent.corpora import answers_dir, default_eval_dir, load_corpus, sample
     from agent.evaluation import datasets_table, run_corpus_eval
@@ -89,11 +90,13 @@ def eval_datasets(args, settings: Settings) -> int:
     out = console if console.is_terminal else Console(width=140)
     reports = []
     embedders = shared_embedders(settings)  # each model loads once for every set
+    model = build_answer_model(settings.embedding.threads, settings.data_dir / "cache")  # and this
     for name in names:
         asked = sample(
             [q for q in load_corpus(eval_dir, name) if q.split == args.split], args.limit
         )
         deps, ingest = corpus_deps(settings, eval_dir, name, embedders=embedders)
+        deps.__dict__["answer_model"] = model  # the cached property, given
         try:
             preload_models(deps)
             with Progress(

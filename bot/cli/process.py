@@ -62,6 +62,9 @@ def preload_models(deps) -> None:
         threading.Thread(
             target=embedder.embed, args=(["warm up"],), kwargs={"kind": "query"}, name=PRELOAD
         ).start()
+    cross = deps.answer_model.cross  # the offline reasoner's, there with an LLM too
+    if cross is not None:
+        threading.Thread(target=cross.warm, name=PRELOAD).start()
 
 
 # The errors of a disk that cannot take a write: full, read-only, over quota, not ours.

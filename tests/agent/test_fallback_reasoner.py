@@ -450,6 +450,7 @@ def deps_with_llm(handbook_deps, settings: LLMSettings) -> SimpleNamespace:
         settings=handbook_deps.settings.model_copy(update={"llm": settings}),
         index=handbook_deps.index,
         embedders=handbook_deps.embedders,
+        answer_model=handbook_deps.answer_model,
     )
 
 

@@ -68,7 +68,7 @@ def footnote(checkout: Path, data_dir: Path, *args: str) -> subprocess.Completed
         cwd=checkout,
         env=env,
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         check=False,
     )
 

@@ -139,7 +139,7 @@ def main() -> None:
                 str(args.repeat),
             ],
             capture_output=True,
-            text=True,
+            encoding="utf-8",
             check=False,
         )
         if done.returncode:

@@ -119,7 +119,7 @@ def collect(
     from agent.offline import OfflineReasoner
     from agent.turns import Message
     from agent.units import units as units_of
-    from bot.cli import corpus_deps, shared_embedders
+    from bot.cli.evaluating import corpus_deps, shared_embedders
     from bot.settings import Settings
 
     out = work / f"{name}-{split}.jsonl"

@@ -22,7 +22,7 @@ def imported(path: Path) -> set[str]:
     """Every module name ``path`` imports; ``from a.b import c`` names ``a.b.c`` as well, since
     ``c`` may be a module (names that are not modules are dropped by the caller)."""
     names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

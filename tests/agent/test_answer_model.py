@@ -228,7 +228,7 @@ def test_a_smoke_training_writes_a_model_that_loads(tmp_path: Path) -> None:
             str(tmp_path / "work"),
         ],
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=900,
         env={**os.environ, "FOOTNOTE_DATA_DIR": str(tmp_path / "data")},
     )

@@ -63,7 +63,7 @@ def footnote(
         env=environment(data_dir, **env),
         input=stdin,
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=timeout,
     )
 
@@ -126,7 +126,7 @@ def test_a_provider_whose_extra_is_not_installed_names_the_extra_to_install(tmp_
         cwd=ROOT,
         env=environment(tmp_path / "data", FOOTNOTE_LLM__PROVIDER=provider),
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=120,
     )
     assert done.returncode == 2, done.stderr
@@ -151,7 +151,7 @@ def test_a_postgresql_url_without_its_driver_names_the_extra_and_hides_the_passw
         cwd=ROOT,
         env=environment(tmp_path / "data", FOOTNOTE_DATABASE__URL=url),
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=120,
     )
     assert done.returncode == 2, done.stderr

@@ -22,7 +22,7 @@ def imported_by(code: str) -> set[str]:
         "sys.stdout.write(json.dumps(sorted(sys.modules)))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, encoding="utf-8", timeout=60
     )
     assert done.returncode == 0, done.stderr
     return set(json.loads(done.stdout.splitlines()[-1]))
@@ -116,7 +116,7 @@ def test_a_command_starts_without_the_garbage_collector_and_freezes_its_start_up
         "sys.stdout.write(json.dumps(seen))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, encoding="utf-8", timeout=60
     )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)

@@ -140,7 +140,7 @@ def test_several_locks_become_one_r_option_each_in_the_image_and_the_makefile():
     expanded = subprocess.run(
         ["sh", "-c", f'LOCK="{locks}"; echo {words.group(0)}'],
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         check=True,
     ).stdout.split()
     assert expanded == ["-r", "requirements-openai.lock", "-r", "requirements-postgres.lock"]
@@ -149,7 +149,7 @@ def test_several_locks_become_one_r_option_each_in_the_image_and_the_makefile():
         ["make", "-s", "-f", "-", f"LOCK={locks}"],
         input=f"all:\n\t@echo {MAKE_LOCKS}\n",
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         check=True,
     ).stdout.split()
     assert made == expanded

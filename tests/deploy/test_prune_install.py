@@ -86,7 +86,7 @@ json.dump({{"plain": plain.tolist(), "cached": cached.tolist(),
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(site)},
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=300,
     )
     assert done.returncode == 0, done.stderr

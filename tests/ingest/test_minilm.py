@@ -175,7 +175,7 @@ def test_an_isa_cap_below_bf16_gives_float32_vectors_and_a_cache_of_its_own(tmp_
         if cap:
             env["ONEDNN_MAX_CPU_ISA"] = cap
         done = subprocess.run(
-            [sys.executable, "-c", probe], cwd=root, env=env, capture_output=True, text=True
+            [sys.executable, "-c", probe], cwd=root, env=env, capture_output=True, encoding="utf-8"
         )
         assert done.returncode == 0, done.stderr
         runs[cap] = json.loads(done.stdout.splitlines()[-1])

@@ -182,7 +182,7 @@ def test_a_kill_mid_batch_leaves_each_document_fully_old_or_fully_new(tmp_path):
             [sys.executable, "-c", KILL_SCRIPT, str(docs), str(data), str(kill_after or 0)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            text=True,
+            encoding="utf-8",
             cwd=Path(__file__).resolve().parents[2],
         )
         seen: list[str] = []

@@ -42,7 +42,7 @@ def namespace() -> list[str]:
     probe = subprocess.run(
         [*base, "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
         capture_output=True,
-        text=True,
+        encoding="utf-8",
     )
     if probe.returncode != 0:
         pytest.skip(f"cannot mount in a namespace of our own here: {probe.stderr.strip()}")
@@ -59,7 +59,7 @@ def run_in_namespace(
         cwd=Path(__file__).resolve().parents[2],
         env=environment(data_dir),
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=timeout,
     )
 
@@ -105,7 +105,7 @@ def used_data_dir(tmp_path_factory, embedders) -> Path:
         [*command(), "ask", "How many vacation days?"],
         env=environment(data_dir),
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=240,
     )
     assert first.returncode == 0 and (data_dir / "traces.sqlite").exists(), first.stderr

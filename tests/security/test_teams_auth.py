@@ -183,7 +183,7 @@ def test_footnote_serve_with_one_teams_variable_exits_naming_both(tmp_path):
             cwd=ROOT,
             env=env,
             capture_output=True,
-            text=True,
+            encoding="utf-8",
             timeout=90,
         )
     except subprocess.TimeoutExpired:

@@ -158,7 +158,7 @@ def test_the_shard_of_a_key_is_the_same_in_every_process():
         "print(','.join(str(shard_of(k, 4)) for k in sys.argv[1:]))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, *keys], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code, *keys], capture_output=True, encoding="utf-8", check=True
     ).stdout.strip()
     assert out == ",".join(str(shard_of(k, 4)) for k in keys)
     assert len(set(out.split(","))) == 4  # and they spread

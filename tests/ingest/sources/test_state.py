@@ -65,5 +65,7 @@ def test_answering_a_question_imports_no_database_code():
         "print(sorted({m.split('.')[0] for m in sys.modules "
         "if m.startswith(('ingest.sources', 'psycopg', 'sqlalchemy'))}))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, encoding="utf-8", check=True
+    )
     assert out.stdout.strip() == "[]", out.stdout

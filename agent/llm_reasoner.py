@@ -198,8 +198,7 @@ class LLMReasoner:
         if kind == "crm" and customer_id is None:
             customer_id = _digits(_customer_number(text) or _customer_number(question))
         title = ((reply.ticket_title or "").strip() or question[:80]) if kind == "ticket" else None
-        smalltalk = ((reply.reply or "").strip() or None) if kind == "smalltalk" else None
-        return Route(kind, question, customer_id=customer_id, ticket_title=title, reply=smalltalk)
+        return Route(kind, question, customer_id=customer_id, ticket_title=title)
 
     async def pick_tools(
         self, question: str, history: Sequence[Message], offered: ToolShelf

@@ -277,14 +277,7 @@ class OfflineReasoner:
     async def route(self, text: str, history: Sequence[Message]) -> Route:
         clean = text.strip()
         if _SMALLTALK.match(clean):
-            return Route(
-                "smalltalk",
-                clean,
-                reply=(
-                    "Hi! Ask me anything about our documents — policies, releases, customers — and I'll answer "
-                    "with sources. I can also open a ticket for you."
-                ),
-            )
+            return Route("smalltalk", clean)
         if _TICKET.search(clean):
             title = _TICKET.sub("", clean, count=1).strip(" :.-") or clean
             return Route("ticket", clean, ticket_title=title[:120])

@@ -27,7 +27,6 @@ class Route:
     question: str  # standalone: follow-ups resolved against the history
     customer_id: str | None = None  # for "crm"
     ticket_title: str | None = None  # for "ticket"
-    reply: str | None = None  # for "smalltalk"
 
 
 @dataclass

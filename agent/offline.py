@@ -263,13 +263,6 @@ class OfflineReasoner:
             return self._embedders["minilm"]
         return self._embedders.get("use") or next(iter(self._embedders.values()), None)
 
-    def _sentence_sims(self, question: str, texts: Sequence[str]) -> list[float]:
-        embedder = self._embedder(detect_lang(question))
-        if embedder is None or not texts:
-            return [0.0] * len(texts)
-        vectors = embedder.embed([question, *texts], kind="query")
-        return [float(x) for x in vectors[1:] @ vectors[0]]
-
     @property
     def stats(self) -> TermStats:
         return self._stats()
@@ -597,9 +590,9 @@ class OfflineReasoner:
     def _embed_for(self, lang: str) -> Callable[[str, list[str]], list[float]] | None:
         if not self._embedders:
             return None
-        return lambda question, texts: self._sentence_sims_in(lang, question, texts)
+        return lambda question, texts: self._sentence_sims(lang, question, texts)
 
-    def _sentence_sims_in(self, lang: str, question: str, texts: Sequence[str]) -> list[float]:
+    def _sentence_sims(self, lang: str, question: str, texts: Sequence[str]) -> list[float]:
         embedder = self._embedder(lang)
         if embedder is None or not texts:
             return [0.0] * len(texts)
@@ -780,7 +773,9 @@ class OfflineReasoner:
         total = sum(weights.values()) or 1.0
         return {
             "coverage": coverage(weights, tokens),
-            "meaning": max(self._sentence_sims(question, [s.text for s in quotes]), default=0.0),
+            "meaning": max(
+                self._sentence_sims(q_lang, question, [s.text for s in quotes]), default=0.0
+            ),
             "unseen": sum(weights[t] for t in stats.unseen(weights)) / total,
             "cross": float(all(p.lang != q_lang for p in cited)),
         }

@@ -32,6 +32,7 @@ from agent.terms import TermStats, coverage
 from agent.units import Unit, units
 from agent.values import (
     COUNT_WORDS,
+    CURRENCIES,
     ORDINALS,
     Range,
     dates,
@@ -714,14 +715,11 @@ def conflict(
     return None
 
 
-_CURRENCY = {"eur", "usd", "pln", "uah", "cny"}
-
-
 def _figure(value: float, unit: str) -> str:
     number = f"{value:,.2f}".rstrip("0").rstrip(".")
     if unit in ("", "%"):
         return number + unit
-    if unit in _CURRENCY:
+    if unit in CURRENCIES:
         return f"{number} {unit.upper()}"
     return f"{number} {unit}{'' if value == 1 else 's'}"
 

@@ -121,7 +121,7 @@ _UNIT_WORDS: dict[str, tuple[str, ...]] = {
     "seat": ("seat", "seats", "user", "users", "licence", "licences", "license", "licenses"),
 }
 _UNIT_OF = {w: unit for unit, words in _UNIT_WORDS.items() for w in words}
-_CURRENCIES = {"eur", "usd", "pln", "uah", "cny"}
+CURRENCIES = {"eur", "usd", "pln", "uah", "cny"}  # the units that are money
 _DURATION_DAYS = {
     "minute": 1 / 1440,
     "hour": 1 / 24,
@@ -284,7 +284,7 @@ class Quantity:
 
     @property
     def money(self) -> bool:
-        return self.unit in _CURRENCIES
+        return self.unit in CURRENCIES
 
     def comparable(self, other: Quantity) -> bool:
         if self.unit == other.unit:
@@ -423,7 +423,7 @@ class Range:
     def unit_matches(self, q: Quantity) -> bool:
         return (
             q.unit == self.unit
-            or (not q.unit and self.unit in _CURRENCIES)
+            or (not q.unit and self.unit in CURRENCIES)
             or (q.days is not None and self.unit in _DURATION_DAYS)
         )
 
@@ -465,7 +465,7 @@ _UNIT_FIRST = re.compile(
     re.I,
 )
 _MONEY_WORD = re.compile(
-    rf"(?<![^\W\d_])(?:{'|'.join(re.escape(w) for u in (*_CURRENCIES, '%') for w in _UNIT_WORDS[u])})"
+    rf"(?<![^\W\d_])(?:{'|'.join(re.escape(w) for u in (*CURRENCIES, '%') for w in _UNIT_WORDS[u])})"
     r"(?![^\W\d_])",
     re.I,
 )

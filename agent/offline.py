@@ -791,8 +791,7 @@ def _subject(s: Scored) -> str:
     of a row; '' for a plain sentence."""
     if s.unit.cells:
         return next(iter(s.unit.cells.values()))
-    labelled = re.match(r"([^:]{2,30}):\s*\S", s.unit.text) if s.unit.kind == "item" else None
-    return labelled.group(1) if labelled else ""
+    return s.unit.item_label
 
 
 def _other_span(extract: Extract, best: Scored) -> bool:

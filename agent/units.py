@@ -24,6 +24,7 @@ UnitKind = Literal["sentence", "row", "item", "label", "question"]
 _ITEM = re.compile(r"^\s*(?:[-–—•·▪*]|\d{1,2}[.)])\s+")
 _CELL = re.compile(r"^([^:·]{1,60}):\s*(.+)$")
 _ENDS = re.compile(r"[.!?。！？:;)\]]$")
+_LABELLED = re.compile(r"([^:]{2,30}):\s*\S")  # a list item led by what it is about
 
 
 @dataclass
@@ -43,11 +44,18 @@ class Unit:
         """A sentence, item or row that can stand as an answer (not "2." or a lone word)."""
         words = len(re.findall(r"\w+", self.text))
         # a labelled item is a whole fact however short: "Rail: 2nd class."
-        labelled = self.kind == "item" and words >= 3 and re.match(r"[^:]{2,30}:\s*\S", self.text)
+        labelled = words >= 3 and bool(self.item_label)
         return self.kind == "row" or (
             self.kind in ("sentence", "item")
             and (words >= 4 or bool(labelled) or CJK.search(self.text) is not None)
         )
+
+    @property
+    def item_label(self) -> str:
+        """What a labelled list item is about: "Rail" in "Rail: 2nd class."; '' for any other
+        unit."""
+        labelled = _LABELLED.match(self.text) if self.kind == "item" else None
+        return labelled.group(1) if labelled else ""
 
 
 def row_cells(line: str) -> dict[str, str]:

@@ -102,11 +102,12 @@ def _is_number_word(token: str, spoken: str) -> bool:
     )
 
 
-def _meaning(sim: float | None) -> float:
-    """A cosine as 0..1: unrelated sentences sit near 0.2, paraphrases above 0.75."""
+def closeness(sim: float | None, floor: float = 0.2, span: float = 0.55) -> float:
+    """A cosine as 0..1, from ``floor`` (unrelated) to ``floor + span`` (the same meaning): for
+    two sentences, unrelated ones sit near 0.2, paraphrases above 0.75."""
     if sim is None:
         return 0.0
-    return min(max((sim - 0.2) / 0.55, 0.0), 1.0)
+    return min(max((sim - floor) / span, 0.0), 1.0)
 
 
 def _ranges(unit: Unit, lang: str) -> list[Range]:
@@ -328,7 +329,7 @@ def score_units(
         record_id = unit.record.split("|")[0]
         heads = " ".join([unit.label, record_id, *p.breadcrumbs.split(" > ")[1:][-2:]])
         about = bool((identifiers | names) & _tokens(heads, p.lang))
-        meaning = _meaning(unit.sim)
+        meaning = closeness(unit.sim)
         base = meaning if cross or not weights else 0.6 * lexical + 0.4 * meaning
         if cross and names_all(latin, f"{unit.label} {unit.text}") == 1.0:
             base = max(base, 0.5 + 0.2 * meaning)  # it names what the question names in Latin
@@ -405,7 +406,7 @@ def _rescore(
     head = scored[:RESCORED]
     sims = embed(question, [s.unit.text for s in head])
     for s, sim in zip(head, sims, strict=True):
-        better = _meaning(sim)
+        better = closeness(sim)
         if better > s.meaning:
             s.score += 0.4 * (better - s.meaning)
             s.meaning = better

@@ -29,6 +29,7 @@ from agent.drafts import Drafting
 from agent.extract import (
     Extract,
     Scored,
+    closeness,
     fits_value,
     heading,
     newest_first,
@@ -339,9 +340,9 @@ class OfflineReasoner:
                 continue
             cross = p.lang != q_lang
             sim = similarity(p, cross)
-            sim_n = min(max((sim - 0.15) / 0.45, 0.0), 1.0)
+            sim_n = closeness(sim, 0.15, 0.45)
             sentence = max(p.scores.sentence_cosines.get("use") or [0.0])
-            sentence_n = min(max((sentence - 0.25) / 0.45, 0.0), 1.0)
+            sentence_n = closeness(sentence, 0.25, 0.45)
             if cross or not seen:
                 score = max(sim_n, sentence_n)
                 if cross and latin:  # the names it writes in Latin letters, found as written

@@ -115,7 +115,7 @@ def _window(order: dict[str, Any], rules: list[tuple[int, Unit]]) -> tuple[int, 
         found = [
             r
             for r in ranges(u.text)
-            if r.unit == "day" and r.high != float("inf") and r.low == float("-inf")
+            if r.measure == "day" and r.high != float("inf") and r.low == float("-inf")
         ]
         if not found or not re.search(r"\border\b|замовлен|заказ|订单", u.text, re.I):
             continue
@@ -133,7 +133,7 @@ def _price(question: str, rules: list[tuple[int, Unit]]) -> tuple[int, Unit, flo
             continue
         name = next(iter(u.cells.values()))
         if re.search(rf"\b{re.escape(name)}\b", question, re.I):
-            amounts = [q.value for q in quantities(u.text) if q.unit == "eur"]
+            amounts = [q.value for q in quantities(u.text) if q.measure == "eur"]
             if amounts:
                 return i, u, amounts[0]
     return None

@@ -36,10 +36,10 @@ from agent.values import (
     ORDINALS,
     Range,
     dates,
+    measure_named,
     numbers_said,
     quantities,
     ranges,
-    unit_named,
     versions,
     years,
 )
@@ -117,8 +117,8 @@ def _ranges(unit: Unit, lang: str) -> list[Range]:
         return ranges(unit.text, lang)
     out = []
     for header, value in unit.cells.items():
-        named = unit_named(header)
-        out += [replace(r, unit=r.unit or named) for r in ranges(value, lang)]
+        named = measure_named(header)
+        out += [replace(r, measure=r.measure or named) for r in ranges(value, lang)]
     return out
 
 
@@ -127,7 +127,7 @@ def _value_fit(asks: Asks, unit: Unit, lang: str) -> float:
     does not (the neighbouring row), 0 when it says nothing of such values."""
     if asks.quantity is None:
         return 0.0
-    found = [r for r in _ranges(unit, lang) if r.unit_matches(asks.quantity)]
+    found = [r for r in _ranges(unit, lang) if r.measure_matches(asks.quantity)]
     if not found:
         return 0.0
     holding = [r for r in found if r.contains(asks.quantity)]
@@ -160,12 +160,12 @@ def _number_fit(asks: Asks, unit: Unit, lang: str) -> float:
     asked = asks.quantity
     if (
         asked is None
-        or not asked.unit
-        or any(r.unit_matches(asked) for r in ranges(unit.text, lang))
+        or not asked.measure
+        or any(r.measure_matches(asked) for r in ranges(unit.text, lang))
     ):
         return 0.0
     for q in numbers_said(unit.text, lang):
-        if (q.unit, q.value) == (asked.unit, asked.value) or (
+        if (q.measure, q.value) == (asked.measure, asked.value) or (
             q.days is not None and asked.days is not None and abs(q.days - asked.days) < 1e-6
         ):
             return 0.2
@@ -438,7 +438,7 @@ def _ordering_value(s: Scored, dimension: str, year: int | None) -> float | None
     if dimension == "date":
         days = dates(text, year)
         return float(max(days).toordinal()) if days else None
-    values = [q.value for q in quantities(s.unit.text) if q.unit]
+    values = [q.value for q in quantities(s.unit.text) if q.measure]
     return max(values) if values else None
 
 
@@ -607,14 +607,14 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
     return chosen
 
 
-def figure_units(text: str) -> dict[str, set[float]]:
-    """The figures of a sentence by unit ("" for bare numbers): what two rules disagree on."""
+def figures_by_measure(text: str) -> dict[str, set[float]]:
+    """The figures of a sentence by measure ("" for bare numbers): what two rules disagree on."""
     out: dict[str, set[float]] = {}
     for q in quantities(text):
         # "a five-day week" describes the week: it is no figure of days to disagree on
         adjective = "-" in text[q.start : q.end]
-        if q.unit and not math.isinf(q.value) and not adjective:
-            out.setdefault(q.unit, set()).add(q.value)
+        if q.measure and not math.isinf(q.value) and not adjective:
+            out.setdefault(q.measure, set()).add(q.value)
     return out
 
 
@@ -658,13 +658,13 @@ def conflict(
     """A note when another source gives a different value for the same thing in the same scope:
     a unit of another document with another date, for the same audience, that answers the same
     question about as well (the question's key terms alike, some of the same words), with a figure
-    in the same unit that differs, and that says the same thing by meaning (``same``: the
+    in the same measure that differs, and that says the same thing by meaning (``same``: the
     certifications a department head approves above 1,000 EUR are not the expense claims above
     5,000 EUR). A line of a log tells one case, no rule. The newer document applies; the note
     names both, with dates."""
     for c in chosen:
         mine = passages[c.unit.passage]
-        mine_figures = figure_units(c.unit.text)
+        mine_figures = figures_by_measure(c.unit.text)
         if not mine_figures or c.unit.record:
             continue  # what happened in one case of a log is no rule to disagree with
         mine_audience = unit_audience(c.unit.text, mine.audience)
@@ -687,9 +687,9 @@ def conflict(
             a, b = _subject_tokens(c), _subject_tokens(s)
             if not a or len(a & b) / len(a | b) < 0.3:
                 continue
-            theirs = figure_units(s.unit.text)
-            shared = [u for u in mine_figures if u in theirs]
-            if not shared or all(mine_figures[u] == theirs[u] for u in shared):
+            theirs = figures_by_measure(s.unit.text)
+            shared = [m for m in mine_figures if m in theirs]
+            if not shared or all(mine_figures[m] == theirs[m] for m in shared):
                 continue
             if same is not None and not (
                 mine.lang == other.lang and same(c.unit.text, s.unit.text, mine.lang)
@@ -697,8 +697,9 @@ def conflict(
                 continue
             newer, older = (c, s) if mine.updated >= other.updated else (s, c)
             old_p, new_p = passages[older.unit.passage], passages[newer.unit.passage]
-            unit = shared[0]
-            value = ", ".join(_figure(v, unit) for v in sorted(figure_units(older.unit.text)[unit]))
+            measure = shared[0]
+            figures = figures_by_measure(older.unit.text)[measure]
+            value = ", ".join(_figure(v, measure) for v in sorted(figures))
             text = say(
                 extract.lang,
                 "conflict",
@@ -716,13 +717,13 @@ def conflict(
     return None
 
 
-def _figure(value: float, unit: str) -> str:
+def _figure(value: float, measure: str) -> str:
     number = f"{value:,.2f}".rstrip("0").rstrip(".")
-    if unit in ("", "%"):
-        return number + unit
-    if unit in CURRENCIES:
-        return f"{number} {unit.upper()}"
-    return f"{number} {unit}{'' if value == 1 else 's'}"
+    if measure in ("", "%"):
+        return number + measure
+    if measure in CURRENCIES:
+        return f"{number} {measure.upper()}"
+    return f"{number} {measure}{'' if value == 1 else 's'}"
 
 
 def heading(s: Scored, asks: Asks, extract: Extract, passage: Passage) -> str:

@@ -62,10 +62,10 @@ def _merge(previous: str, message: str) -> str:
     """The previous question with the message's values in place of the old ones of the same kind,
     and the message's other words after it."""
     merged = previous
-    new = [q for q in quantities(message) if q.unit]
+    new = [q for q in quantities(message) if q.measure]
     for old in sorted(quantities(previous), key=lambda q: -q.start):
         replacement = next((q for q in new if q.comparable(old)), None)
-        if replacement is not None and old.unit:
+        if replacement is not None and old.measure:
             merged = (
                 merged[: old.start]
                 + message[replacement.start : replacement.end].strip()

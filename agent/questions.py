@@ -181,7 +181,7 @@ def asks(question: str) -> Asks:
     if terse:
         kind = terse[0]
     found = quantities(question, lang)
-    quantity = next((q for q in found if q.unit), found[0] if found else None)
+    quantity = next((q for q in found if q.measure), found[0] if found else None)
     if quantity is not None:  # "over 50k" is a little more than 50k: the row "over 50,000" holds it
         before = question[max(0, quantity.start - 16) : quantity.start]
         if _OVER.search(before):
@@ -352,7 +352,7 @@ def required_terms(question: str, lang: str) -> tuple[frozenset[str], frozenset[
 
     question = fold_versions(question)  # "release 2_3_1" names release 2.3.1
     # "98.7%" and "4.99 EUR" are values, matched as values (agent/values), not identifiers
-    valued = [(q.start, q.end) for q in quantities(question, lang) if q.unit]
+    valued = [(q.start, q.end) for q in quantities(question, lang) if q.measure]
     identifiers = tokens(
         [
             m.group(0)

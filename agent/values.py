@@ -18,7 +18,7 @@ from datetime import date
 
 # ------------------------------------------------------------------------------------- units
 
-_UNIT_WORDS: dict[str, tuple[str, ...]] = {
+_MEASURE_WORDS: dict[str, tuple[str, ...]] = {
     "eur": ("eur", "euro", "euros", "€", "евро", "євро", "欧元", "ユーロ"),
     "usd": ("usd", "$", "dollar", "dollars", "доларів", "долларов", "美元"),
     "pln": ("pln", "zł", "zloty"),
@@ -120,7 +120,7 @@ _UNIT_WORDS: dict[str, tuple[str, ...]] = {
     "night": ("night", "nights", "nacht", "nächte", "ночей", "ночі", "晚", "泊"),
     "seat": ("seat", "seats", "user", "users", "licence", "licences", "license", "licenses"),
 }
-_UNIT_OF = {w: unit for unit, words in _UNIT_WORDS.items() for w in words}
+_MEASURE_OF = {w: measure for measure, words in _MEASURE_WORDS.items() for w in words}
 CURRENCIES = {"eur", "usd", "pln", "uah", "cny"}  # the units that are money
 _DURATION_DAYS = {
     "minute": 1 / 1440,
@@ -132,13 +132,13 @@ _DURATION_DAYS = {
 }
 
 _NUMBER = r"\d{1,3}(?:[ ,.\u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?"
-_UNIT = "|".join(sorted((re.escape(w) for w in _UNIT_OF), key=len, reverse=True))
+_MEASURE = "|".join(sorted((re.escape(w) for w in _MEASURE_OF), key=len, reverse=True))
 # "3 business days", "10 unused vacation days", "4 weeks' paid leave": up to two words between a
 # number and its unit
 _BETWEEN_WORD = r"(?:[^\W\d_][\w'’-]*\s){0,2}?"
 _QUANTITY = re.compile(
     rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?P<k>[kK](?![^\W\d_]))?"
-    rf"(?:[\s-]?{_BETWEEN_WORD}(?P<unit>{_UNIT})(?![^\W\d_]))?",
+    rf"(?:[\s-]?{_BETWEEN_WORD}(?P<measure>{_MEASURE})(?![^\W\d_]))?",
     re.I,
 )
 # "50k a year", "20 EUR per day": the unit after "a"/"per" is what the value is counted in, not its
@@ -206,14 +206,14 @@ _COUNT_WORD = "|".join(sorted((re.escape(w) for w in COUNT_WORDS), key=len, reve
 # a count in words right before its unit ("two weeks"): "two hotel nights" is left to
 # ``numbers_said``, so that a value to order by stays a value the text states as one
 _WORD_QUANTITY = re.compile(
-    rf"(?<![^\W\d_])(?P<num>{_COUNT_WORD})[\s-](?P<unit>{_UNIT})(?![^\W\d_])", re.I
+    rf"(?<![^\W\d_])(?P<num>{_COUNT_WORD})[\s-](?P<measure>{_MEASURE})(?![^\W\d_])", re.I
 )
 
 
 _ORDINAL = "|".join(sorted(ORDINALS, key=len, reverse=True))
 _SAID = re.compile(
     rf"(?<![^\W\d_])(?P<num>{_COUNT_WORD}|{_ORDINAL}|\d{{1,3}}(?:st|nd|rd|th))(?![^\W\d_])"
-    rf"(?:[\s-]{_BETWEEN_WORD}(?P<unit>{_UNIT})(?![^\W\d_]))?",
+    rf"(?:[\s-]{_BETWEEN_WORD}(?P<measure>{_MEASURE})(?![^\W\d_]))?",
     re.I,
 )
 
@@ -231,8 +231,8 @@ def numbers_said(text: str, lang: str = "en", *, ordinals: bool = True) -> list[
         if not ordinals and word not in COUNT_WORDS:
             continue  # "the first day" is a day, not a span of one day
         value = COUNT_WORDS.get(word) or ORDINALS.get(word) or int(re.sub(r"\D", "", word) or 0)
-        unit = _UNIT_OF.get((m.group("unit") or "").lower(), "")
-        out.append(Quantity(float(value), unit, m.start(), m.end()))
+        measure = _MEASURE_OF.get((m.group("measure") or "").lower(), "")
+        out.append(Quantity(float(value), measure, m.start(), m.end()))
     return sorted(out, key=lambda q: q.start)
 
 
@@ -272,22 +272,22 @@ def parse_number(text: str, lang: str = "en") -> float | None:
 @dataclass(frozen=True)
 class Quantity:
     value: float
-    unit: str  # "" for a bare number; "eur", "%", "day", "hour", ...
+    measure: str  # "" for a bare number; "eur", "%", "day", "hour", ...
     start: int = 0
     end: int = 0
 
     @property
     def days(self) -> float | None:
         """A duration in days (for comparing "48 hours" with "3 days"); None for other units."""
-        factor = _DURATION_DAYS.get(self.unit)
+        factor = _DURATION_DAYS.get(self.measure)
         return self.value * factor if factor is not None else None
 
     @property
     def money(self) -> bool:
-        return self.unit in CURRENCIES
+        return self.measure in CURRENCIES
 
     def comparable(self, other: Quantity) -> bool:
-        if self.unit == other.unit:
+        if self.measure == other.measure:
             return True
         return self.days is not None and other.days is not None
 
@@ -311,18 +311,18 @@ def quantities(text: str, lang: str = "en") -> list[Quantity]:
             continue
         if m.group("k"):
             value *= 1000  # "50k"
-        unit = _UNIT_OF.get((m.group("unit") or "").lower(), "")
-        if m.group("unit") and _PER.match(text[m.end("k") if m.group("k") else m.end("num") :]):
-            unit = ""
+        measure = _MEASURE_OF.get((m.group("measure") or "").lower(), "")
+        if m.group("measure") and _PER.match(text[m.end("k") if m.group("k") else m.end("num") :]):
+            measure = ""
         if m.group("pre"):
-            unit = _UNIT_OF[m.group("pre")]
+            measure = _MEASURE_OF[m.group("pre")]
         start = m.start("pre") if m.group("pre") else m.start("num")
-        out.append(Quantity(value, unit, start, m.end()))
+        out.append(Quantity(value, measure, start, m.end()))
     for m in _WORD_QUANTITY.finditer(text):
         out.append(
             Quantity(
                 float(COUNT_WORDS[m.group("num").lower()]),
-                _UNIT_OF[m.group("unit").lower()],
+                _MEASURE_OF[m.group("measure").lower()],
                 m.start(),
                 m.end(),
             )
@@ -352,26 +352,33 @@ def han_number(text: str) -> int | None:
 _CJK_DURATION = re.compile(
     r"(?<![\d月年])(?P<num>\d{1,3}|[零一二两兩三四五六七八九十]{1,3})\s*(?:个|個|ヶ|か|カ)?"
     r"(?:工作|自然|日历|営業|整)?"
-    r"(?P<unit>小时|小時|時間|分钟|分鐘|天|日間|日(?!\d)|星期|周|週間|週|个月|ヶ月|か月|カ月|月(?!\s*\d)|年(?!\s*\d))"
+    r"(?P<measure>小时|小時|時間|分钟|分鐘|天|日間|日(?!\d)|星期|周|週間|週|个月|ヶ月|か月|カ月|月(?!\s*\d)|年(?!\s*\d))"
 )
-_CJK_UNIT = {"小时": "hour", "小時": "hour", "時間": "hour", "分钟": "minute", "分鐘": "minute"}
-_CJK_UNIT |= {"天": "day", "日間": "day", "日": "day", "星期": "week", "周": "week", "週間": "week"}
-_CJK_UNIT |= {"週": "week", "个月": "month", "ヶ月": "month", "か月": "month", "カ月": "month"}
-_CJK_UNIT |= {"月": "month", "年": "year"}
+_CJK_MEASURE = {"小时": "hour", "小時": "hour", "時間": "hour", "分钟": "minute", "分鐘": "minute"}
+_CJK_MEASURE |= {
+    "天": "day",
+    "日間": "day",
+    "日": "day",
+    "星期": "week",
+    "周": "week",
+    "週間": "week",
+}
+_CJK_MEASURE |= {"週": "week", "个月": "month", "ヶ月": "month", "か月": "month", "カ月": "month"}
+_CJK_MEASURE |= {"月": "month", "年": "year"}
 # "within a week", "for an hour": a duration of one that names no number
-_ONE_UNIT = re.compile(
+_ONE_MEASURE = re.compile(
     r"\b(?:within|in|for|after|about|over|under|once|up to|at least)\s+(?:a|an)\s+"
-    r"(?:(?:full|whole|calendar|working|business)\s+)?(?P<unit>minute|hour|day|week|month|year)\b",
+    r"(?:(?:full|whole|calendar|working|business)\s+)?(?P<measure>minute|hour|day|week|month|year)\b",
     re.I,
 )
 
 
 # German writes the kind of day into one word with the unit: "zwei Arbeitstage", "10 Werktagen"
-_COMPOUND_UNIT = {"tag": "day", "tage": "day", "tagen": "day", "woche": "week", "wochen": "week"}
-_COMPOUND_UNIT |= {"monat": "month", "monate": "month", "monaten": "month", "stunden": "hour"}
+_COMPOUND_MEASURE = {"tag": "day", "tage": "day", "tagen": "day", "woche": "week", "wochen": "week"}
+_COMPOUND_MEASURE |= {"monat": "month", "monate": "month", "monaten": "month", "stunden": "hour"}
 _COMPOUND_DURATION = re.compile(
     rf"(?<![^\W\d_])(?P<num>\d{{1,3}}|{_COUNT_WORD})\s+[A-ZÄÖÜ][a-zäöüß]+?"
-    rf"(?P<unit>{'|'.join(sorted(_COMPOUND_UNIT, key=len, reverse=True))})\b",
+    rf"(?P<measure>{'|'.join(sorted(_COMPOUND_MEASURE, key=len, reverse=True))})\b",
     re.I,
 )
 
@@ -384,13 +391,15 @@ def durations(text: str, lang: str = "en") -> list[Quantity]:
         raw = m.group("num")
         value = float(raw) if raw.isdigit() else han_number(raw)
         if value is not None:
-            out.append(Quantity(float(value), _CJK_UNIT[m.group("unit")], m.start(), m.end()))
+            out.append(Quantity(float(value), _CJK_MEASURE[m.group("measure")], m.start(), m.end()))
     for m in _COMPOUND_DURATION.finditer(text):
         raw = m.group("num")
         count = float(raw) if raw.isdigit() else float(COUNT_WORDS[raw.lower()])
-        out.append(Quantity(count, _COMPOUND_UNIT[m.group("unit").lower()], m.start(), m.end()))
-    for m in _ONE_UNIT.finditer(text):
-        out.append(Quantity(1.0, m.group("unit").lower(), m.start("unit") - 2, m.end()))
+        out.append(
+            Quantity(count, _COMPOUND_MEASURE[m.group("measure").lower()], m.start(), m.end())
+        )
+    for m in _ONE_MEASURE.finditer(text):
+        out.append(Quantity(1.0, m.group("measure").lower(), m.start("measure") - 2, m.end()))
     return sorted(out, key=lambda q: q.start)
 
 
@@ -399,32 +408,33 @@ def durations(text: str, lang: str = "en") -> list[Quantity]:
 
 @dataclass(frozen=True)
 class Range:
-    """The values a rule covers: ``low`` < or <= x < or <= ``high``, in ``unit``."""
+    """The values a rule covers: ``low`` < or <= x < or <= ``high``, in ``measure`` ("day", "eur",
+    "%"; "" for a bare number)."""
 
     low: float
     high: float
-    unit: str
+    measure: str
     low_open: bool = False
     high_open: bool = False
 
     def contains(self, q: Quantity) -> bool:
-        if not self.unit_matches(q):
+        if not self.measure_matches(q):
             return False
         if (
-            q.unit == self.unit or self.unit not in _DURATION_DAYS
-        ):  # the same unit, or a bare amount
+            q.measure == self.measure or self.measure not in _DURATION_DAYS
+        ):  # the same measure, or a bare amount
             x = q.value
         else:
-            x = (q.days or 0) / _DURATION_DAYS[self.unit]
+            x = (q.days or 0) / _DURATION_DAYS[self.measure]
         above = x > self.low if self.low_open else x >= self.low
         below = x < self.high if self.high_open else x <= self.high
         return above and below
 
-    def unit_matches(self, q: Quantity) -> bool:
+    def measure_matches(self, q: Quantity) -> bool:
         return (
-            q.unit == self.unit
-            or (not q.unit and self.unit in CURRENCIES)
-            or (q.days is not None and self.unit in _DURATION_DAYS)
+            q.measure == self.measure
+            or (not q.measure and self.measure in CURRENCIES)
+            or (q.days is not None and self.measure in _DURATION_DAYS)
         )
 
 
@@ -436,21 +446,21 @@ _OR_MORE = (
 )
 # "after 24 months": past a span of time (for spans of time only: "after 5 EUR" means nothing)
 _AFTER = r"(?:after|nach|після|после)"
-_Q = rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<unit>{_UNIT})(?![^\W\d_]))?"
+_Q = rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<measure>{_MEASURE})(?![^\W\d_]))?"
 
 
 def _q(m: re.Match[str], lang: str, suffix: str = "") -> tuple[float, str] | None:
     value = parse_number(m.group("num" + suffix), lang)
     if value is None:
         return None
-    unit = _UNIT_OF.get((m.group("unit" + suffix) or "").lower(), "")
+    measure = _MEASURE_OF.get((m.group("measure" + suffix) or "").lower(), "")
     if m.group("pre" + suffix):
-        unit = _UNIT_OF[m.group("pre" + suffix)]
-    return value, unit
+        measure = _MEASURE_OF[m.group("pre" + suffix)]
+    return value, measure
 
 
 _BETWEEN = re.compile(
-    rf"{_Q.replace('(?P<pre>', '(?P<pre1>').replace('(?P<num>', '(?P<num1>').replace('(?P<unit>', '(?P<unit1>')}"
+    rf"{_Q.replace('(?P<pre>', '(?P<pre1>').replace('(?P<num>', '(?P<num1>').replace('(?P<measure>', '(?P<measure1>')}"
     rf"\s*(?:–|—|-|to|bis|до|至|~)\s*{_Q}",
     re.I,
 )
@@ -460,22 +470,22 @@ _RANGE_WORD = re.compile(
 _RANGE_AFTER = re.compile(rf"{_Q}\s+{_OR_MORE}", re.I)
 # "in months 13 to 24": a schedule names its unit before the numbers
 _UNIT_FIRST = re.compile(
-    rf"(?<![^\W\d_])(?P<unit>{_UNIT})\s+(?P<num1>{_NUMBER})\s*(?:–|—|-|to|bis|до|至)\s*"
+    rf"(?<![^\W\d_])(?P<measure>{_MEASURE})\s+(?P<num1>{_NUMBER})\s*(?:–|—|-|to|bis|до|至)\s*"
     rf"(?P<num>{_NUMBER})(?![\d.,]*\d)",
     re.I,
 )
 _MONEY_WORD = re.compile(
-    rf"(?<![^\W\d_])(?:{'|'.join(re.escape(w) for u in (*CURRENCIES, '%') for w in _UNIT_WORDS[u])})"
+    rf"(?<![^\W\d_])(?:{'|'.join(re.escape(w) for u in (*CURRENCIES, '%') for w in _MEASURE_WORDS[u])})"
     r"(?![^\W\d_])",
     re.I,
 )
 
 
-def unit_named(text: str) -> str:
+def measure_named(text: str) -> str:
     """The currency or percentage a table's header names ("Order value (EUR, net)"), which its
     cells' bare figures are in; '' when it names none."""
     m = _MONEY_WORD.search(text)
-    return _UNIT_OF[m.group(0).lower()] if m else ""
+    return _MEASURE_OF[m.group(0).lower()] if m else ""
 
 
 def ranges(text: str, lang: str = "en") -> list[Range]:
@@ -483,11 +493,11 @@ def ranges(text: str, lang: str = "en") -> list[Range]:
     out: list[Range] = []
     taken: list[tuple[int, int]] = []
     for m in _UNIT_FIRST.finditer(text):
-        if len(m.group("unit")) < 4:
+        if len(m.group("measure")) < 4:
             continue  # "min 78,000 – 96,000" is a minimum, not minutes
         low, high = parse_number(m.group("num1"), lang), parse_number(m.group("num"), lang)
         if low is not None and high is not None and low <= high:
-            out.append(Range(low, high, _UNIT_OF[m.group("unit").lower()]))
+            out.append(Range(low, high, _MEASURE_OF[m.group("measure").lower()]))
             taken.append(m.span())
     for m in _BETWEEN.finditer(text):
         if any(s <= m.start() < e for s, e in taken):
@@ -495,8 +505,8 @@ def ranges(text: str, lang: str = "en") -> list[Range]:
         a, b = _q(m, lang, "1"), _q(m, lang)
         if a is None or b is None or b[0] < a[0]:
             continue
-        unit = b[1] or a[1]
-        out.append(Range(a[0], b[0], unit))
+        measure = b[1] or a[1]
+        out.append(Range(a[0], b[0], measure))
         taken.append(m.span())
     for m in _RANGE_WORD.finditer(text):
         if any(s <= m.start("num") < e for s, e in taken):
@@ -504,19 +514,19 @@ def ranges(text: str, lang: str = "en") -> list[Range]:
         got = _q(m, lang)
         if got is None:
             continue
-        value, unit = got
+        value, measure = got
         word = m.group("word").lower()
         if re.fullmatch(_AFTER, word, re.I):
-            if unit in _DURATION_DAYS:
-                out.append(Range(value, math.inf, unit, low_open=True))
+            if measure in _DURATION_DAYS:
+                out.append(Range(value, math.inf, measure, low_open=True))
                 taken.append(m.span())
             continue
         if re.fullmatch(_UPTO, word, re.I):
-            out.append(Range(-math.inf, value, unit))
+            out.append(Range(-math.inf, value, measure))
         elif re.fullmatch(OVER, word, re.I):
-            out.append(Range(value, math.inf, unit, low_open=True))
+            out.append(Range(value, math.inf, measure, low_open=True))
         else:
-            out.append(Range(-math.inf, value, unit, high_open=True))
+            out.append(Range(-math.inf, value, measure, high_open=True))
         taken.append(m.span())
     for m in _RANGE_AFTER.finditer(text):
         if any(s <= m.start("num") < e for s, e in taken):

@@ -20,7 +20,7 @@ from agent.values import dates, durations, numbers_said, quantities, ranges, spa
 )
 def test_the_value_a_text_names(text, value, unit):
     (q,) = quantities(text)
-    assert (q.value, q.unit) == (value, unit)
+    assert (q.value, q.measure) == (value, unit)
 
 
 def test_over_a_value_lies_inside_the_row_that_starts_above_it():
@@ -77,7 +77,7 @@ def test_dates_and_floors_are_no_spans_of_time():
 
 def test_an_ordinal_and_a_number_in_words_say_the_same_number_as_the_figure():
     def said(text: str) -> set[tuple[float, str]]:
-        return {(q.value, q.unit) for q in numbers_said(text)}
+        return {(q.value, q.measure) for q in numbers_said(text)}
 
     assert (5, "year") in said("from 1 January after your fifth full year")
     assert (5, "year") in said("after five years with the company")
@@ -108,7 +108,7 @@ def test_every_part_of_a_compound_question_keeps_the_amount_it_is_about():
     assert len(parts) == 2, parts
     for part in parts:
         q = asks(part).quantity
-        assert q is not None and (q.value, q.unit) == (8_500, "eur"), part
+        assert q is not None and (q.value, q.measure) == (8_500, "eur"), part
     # a part with an amount of its own keeps it
     own = asyncio.run(
         reasoner.plan("Who approves a 700 EUR claim, and who approves a 3,000 EUR one?")

@@ -222,13 +222,14 @@ def cross_encoder_graph(tuned: Path, pooling: str) -> Any:
     ones of ``tuned`` in their place, then a linear head on the first token or the mean of all
     (``pooling``). Inputs: the pair's ``input_ids``, ``token_types`` (int64, 0 for the question,
     1 for the unit) and ``mask`` (float32); output: ``logit`` per pair."""
-    import openvino.opset13 as ops
     from safetensors.numpy import load_file
 
     from ingest.minilm import Bert, model_dir
     from ingest.openvino_models import import_openvino
 
-    ov = import_openvino()
+    ov = import_openvino()  # first, under its lock: a preload thread may be importing it
+    import openvino.opset13 as ops
+
     raw = load_file(str(model_dir() / "model.safetensors"))
     raw.update({k: v.astype(np.float32) for k, v in load_file(str(tuned)).items()})
     bert = Bert(raw)

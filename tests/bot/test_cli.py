@@ -234,8 +234,10 @@ def test_ask_ends_its_process_at_once_with_everything_written_and_the_index_free
     whole answer is printed, its trace is kept, and the index is free for the next process."""
     import sqlite3
 
-    def traces() -> int:
+    def traces() -> int:  # 0 before any turn of this data dir made the table
         with contextlib.closing(sqlite3.connect(ingested / "traces.sqlite")) as db:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'traces'").fetchone():
+                return 0
             return int(db.execute("SELECT COUNT(*) FROM traces").fetchone()[0])
 
     before = traces()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 import uuid
 from urllib.parse import parse_qsl, urlencode
@@ -303,6 +304,15 @@ def flat(node) -> str:
 def blocks_text(blocks: list[dict]) -> str:
     """Every text in a Block Kit message, one line per block (for assertions)."""
     return "\n".join(flat(b) for b in blocks or [])
+
+
+def shown(text: str) -> str:
+    """What a reader sees of a message's text: each ``<url|label>`` as its label, Markdown
+    ``[label](url)`` as its label, and no bare URLs. For assertions that a figure is *not* said:
+    a signed link's expiry time and signature hold digits that change with the clock."""
+    text = re.sub(r"<[^<>|\s]+\|([^<>]*)>", r"\1", text)
+    text = re.sub(r"\[([^\]]*)\]\(\S+?\)", r"\1", text)
+    return re.sub(r"<?https?://[^\s>]*>?", "", text)
 
 
 def buttons(blocks: list[dict]) -> dict[str, dict]:

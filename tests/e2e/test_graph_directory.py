@@ -20,7 +20,7 @@ from ingest.sources.sharepoint import SharePointConnector
 from ingest.sources.state import SyncState
 from ingest.sources.sync import IndexSink, sync
 from testing.graph import LoopbackGraph, entra_group, granted
-from testing.slack import blocks_text, dm_event
+from testing.slack import blocks_text, dm_event, shown
 from testing.teams import FakeConnector, teams_activity
 from tests.e2e.conftest import REDIS_URL, Harness, running_bot
 
@@ -36,7 +36,7 @@ BOB, ALICE, STRANGER = "U0BOB0001", "U0ALICE01", "U0STRANGR"  # Slack ids (tests
 async def ask(bot: Harness, text: str, user: str, channel: str) -> str:
     await bot.send.event(dm_event(text, user=user, channel=channel))
     final = await bot.slack.final_answer(channel)
-    return blocks_text(final.args["blocks"])
+    return shown(blocks_text(final.args["blocks"]))
 
 
 async def ask_in_teams(bot: Harness, text: str, aad_object_id: str, teams_id: str) -> str:
@@ -46,7 +46,7 @@ async def ask_in_teams(bot: Harness, text: str, aad_object_id: str, teams_id: st
     assert status in (200, 201)
     sent = bot.connector.messages(f"a:personal-{teams_id}")
     card = FakeConnector.card(sent[-1])
-    return FakeConnector.card_text(card) if card else sent[-1].get("text", "")
+    return shown(FakeConnector.card_text(card) if card else sent[-1].get("text", ""))
 
 
 async def test_a_nested_entra_group_member_reads_what_the_outer_group_was_given(

@@ -1,8 +1,8 @@
 """Rerankers: reorder the passages search found, best first. One method to implement: ``rerank``.
 
 ``CohereReranker`` calls Cohere's hosted rerank (``POST /v2/rerank``). No local default ships:
-no cross-encoder with packaged weights exists here, and the re-scorings measured with the local
-models did not beat the fused ranking (docs/retrieval.md).
+the re-scorings measured with the local models, the answer model's cross-encoder included
+(``benchmarks/bench_rerank.py``), did not beat the fused ranking (docs/retrieval.md).
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def cmd_ask(args, settings: Settings) -> int:
     ends = getattr(args, "process_ends", False)  # set by bot.entry.main, not by tests
     try:
         person = person_for(args, deps)  # a mistyped user stops here, before any model loads
-        preload_models(deps)  # then the models load while the rest is imported and opened
+        preload_models(deps, answer_model=False)  # models load while the rest is opened
         require_documents(deps)
         terminal = TerminalChat(
             deps, person, show_trace=args.trace, as_json=args.json, auto_yes=args.yes

@@ -48,7 +48,7 @@ def end_process(code: int) -> NoReturn:
 PRELOAD = "preload"  # the name of the threads that load the models ahead of the first question
 
 
-def preload_models(deps) -> None:
+def preload_models(deps, answer_model: bool = True) -> None:
     """Start loading the embedding models, each on a thread of its own, before the index opens
     and while this thread builds the answer loop: the loads run mostly in native code (OpenVINO
     reading a compiled model back from the cache, SentencePiece, the mapped USE arrays), so on
@@ -56,13 +56,19 @@ def preload_models(deps) -> None:
     one-shot ``ask``'s wall time. Each thread also encodes a word, so the first question meets
     warm models. Only what ``deps.embedders`` holds is loaded: nothing the command does not use.
 
+    ``answer_model``: also the answer model's cross-encoder. A one-shot ``ask`` leaves it to load
+    where it is read: the offline reasoner consults it only for what its rules refuse
+    (``agent.answers.Opinion``), and loading it beside the embedders cost every ``ask`` ~0.14 s
+    wall (0.2 CPU-s, two AVX2-capped cores), where a question that reads it pays ~0.15 s then.
+    ``chat`` and ``eval`` keep it: their questions should meet a warm model.
+
     Not daemons: a daemon thread still in the models' native code when the interpreter shuts
     down aborts the process. Ctrl-C during the load ends the process without waiting (``main``)."""
     for embedder in deps.embedders:
         threading.Thread(
             target=embedder.embed, args=(["warm up"],), kwargs={"kind": "query"}, name=PRELOAD
         ).start()
-    cross = deps.answer_model.cross  # the offline reasoner's, there with an LLM too
+    cross = deps.answer_model.cross if answer_model else None
     if cross is not None:
         threading.Thread(target=cross.warm, name=PRELOAD).start()
 

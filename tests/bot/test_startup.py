@@ -9,7 +9,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -131,3 +135,22 @@ def test_set_up_done_leaves_a_process_whose_collector_was_never_off_alone():
     frozen = gc.get_freeze_count()
     set_up_done()
     assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+@pytest.mark.models
+def test_only_a_command_that_asks_for_it_preloads_the_answer_models_cross_encoder(tmp_path):
+    """`ask` leaves the cross-encoder to load where the reasoner reads it; `chat` preloads it."""
+    from agent.answer_model import CrossEncoder, Spec
+    from bot.cli.process import PRELOAD, preload_models
+
+    def preloaded(answer_model: bool) -> bool:
+        cross = CrossEncoder(Spec.read(), threads=1, cache_dir=tmp_path)
+        deps = SimpleNamespace(embedders=[], answer_model=SimpleNamespace(cross=cross))
+        preload_models(deps, answer_model=answer_model)
+        for thread in threading.enumerate():
+            if thread.name == PRELOAD:
+                thread.join(timeout=120)
+        return cross._request is not None
+
+    assert not preloaded(answer_model=False)
+    assert preloaded(answer_model=True)

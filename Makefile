@@ -3,9 +3,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # Go's asynchronous preemption off: the chart tests load Helm's Go runtime into the test process,
 # and its preemption signals crash it once the embedders' thread pools run (tests/conftest.py)
-# Python's UTF-8 mode: a C library that the Confluence sync test reaches sets the process's locale
-# to C part-way through the run (tests/ingest/sources/test_confluence_cli.py; which library is not
-# pinned yet), after which text read or piped in the locale's encoding fails on "·" or "→".
+# Python's UTF-8 mode: a full run's test process was once left with its locale at C (text read or
+# piped in the locale's encoding then fails on "·" or "→"). OpenVINO's compile_model sets the
+# locale to C and back (seen with an LD_PRELOAD probe), so two compiles at once can leave it at C:
+# compiles now take turns (ingest/openvino_models.py), but a thread that reads the locale during
+# one still sees C, and the flip was never reproduced alone, so tests do not depend on it.
 PYTEST := GODEBUG=asyncpreemptoff=1 PYTHONUTF8=1 $(PY) -m pytest
 # requirements-dev.lock is the runtime lock plus tests and lint (same pins). The image installs
 # requirements.lock alone; `make install LOCK=requirements.lock VENV=/tmp/rt` builds that venv here.

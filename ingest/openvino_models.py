@@ -24,6 +24,11 @@ from pathlib import Path
 from typing import Any
 
 _core_lock = threading.Lock()
+# OpenVINO's compile_model sets the whole process's locale to "C" and back (LC_ALL, around its
+# model cache), a save-set-restore that two threads compiling at once can interleave so that the
+# second restores the first's "C": the process then reads and writes text as ASCII. Models load
+# on threads of their own, so compiles take turns.
+_compile_lock = threading.Lock()
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +118,13 @@ def machine() -> Machine:
 def cpu_features() -> list[str]:
     """The vector instruction sets of this CPU that matter to the encoders (Linux's cpuinfo)."""
     try:
-        flags = Path("/proc/cpuinfo").read_text().split("flags")[1].split("\n")[0].split()
+        flags = (
+            Path("/proc/cpuinfo")
+            .read_text(encoding="utf-8")
+            .split("flags")[1]
+            .split("\n")[0]
+            .split()
+        )
     except (OSError, IndexError):
         return []
     wanted = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_tile")
@@ -169,11 +180,11 @@ def compile_model(
     # Said either way: OpenVINO would pick bf16 by itself on a CPU that has it.
     config["INFERENCE_PRECISION_HINT"] = "bf16" if here.bf16 else "f32"
     if cache_dir is None:
-        return core().compile_model(build(weights), "CPU", config)
+        return _compiled(build(weights), config)
     try:
         graph = cached_graph(name, build, weights, cache_dir, version)
-        return core().compile_model(
-            str(graph), "CPU", {**config, "CACHE_DIR": str(cache_dir / "openvino" / here.key)}
+        return _compiled(
+            str(graph), {**config, "CACHE_DIR": str(cache_dir / "openvino" / here.key)}
         )
     except (OSError, RuntimeError) as exc:  # a full or read-only disk (OpenVINO raises Runtime)
         log.warning(
@@ -182,7 +193,13 @@ def compile_model(
             cache_dir,
             exc,
         )
-        return core().compile_model(build(weights), "CPU", config)
+        return _compiled(build(weights), config)
+
+
+def _compiled(model: Any, config: dict[str, Any]) -> Any:
+    """One compile at a time in the process (``_compile_lock`` says why)."""
+    with _compile_lock:
+        return core().compile_model(model, "CPU", config)
 
 
 def precision(compiled: Any) -> str:

@@ -132,7 +132,7 @@ def _one_at_a_time(cache_dir: Path | None) -> Iterator[None]:
         yield
         return
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with open(cache_dir / "load.lock", "w") as lock:
+    with open(cache_dir / "load.lock", "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield

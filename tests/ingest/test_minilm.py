@@ -249,3 +249,53 @@ def _write_fixture() -> None:
 
 if __name__ == "__main__":
     _write_fixture()
+
+
+def test_models_loading_on_threads_of_their_own_compile_one_at_a_time(tmp_path, monkeypatch):
+    """OpenVINO's compile sets the process's locale to "C" and back; two at once can leave it
+    at "C" (text then reads as ASCII), so compiles take turns. The real Core compiles, watched."""
+    import threading
+    import time
+
+    import openvino.opset13 as ops
+
+    from ingest import openvino_models
+    from ingest.openvino_models import compile_model, import_openvino
+
+    ov = import_openvino()
+    real = openvino_models.core()
+    running, most = [0], [0]
+    count = threading.Lock()
+
+    class Watched:
+        def __getattr__(self, name: str) -> object:
+            return getattr(real, name)
+
+        def compile_model(self, *args, **kwargs):
+            with count:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            try:
+                time.sleep(0.05)  # long enough for a second thread to come in, were it let
+                return real.compile_model(*args, **kwargs)
+            finally:
+                with count:
+                    running[0] -= 1
+
+    monkeypatch.setattr(openvino_models, "core", Watched)
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(b"0")
+
+    def relu(_: Path) -> object:
+        x = ops.parameter([1, 4], ov.Type.f32, name="x")
+        return ov.Model([ops.relu(x)], [x])
+
+    def load(n: int) -> None:
+        compile_model(f"relu{n}", relu, weights, version=1, threads=1, cache_dir=tmp_path)
+
+    threads = [threading.Thread(target=load, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert most[0] == 1

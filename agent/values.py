@@ -121,7 +121,53 @@ _MEASURE_WORDS: dict[str, tuple[str, ...]] = {
     "seat": ("seat", "seats", "user", "users", "licence", "licences", "license", "licenses"),
 }
 _MEASURE_OF = {w: measure for measure, words in _MEASURE_WORDS.items() for w in words}
-CURRENCIES = {"eur", "usd", "pln", "uah", "cny"}  # the units that are money
+# Money is an open set: any currency sign and any ISO 4217 code beside a number, besides the
+# currencies named in words above. The signs are Unicode's category Sc (Unicode 14, as Python's
+# unicodedata lists it; a test checks this copy); a sign that stands for one currency counts as
+# that currency's code ("£12" and "12 GBP" compare), any other as itself.
+CURRENCY_SIGNS = "$¢£¤¥֏؋߾߿৲৳৻૱௹฿៛₠₡₢₣₤₥₦₧₨₩₪₫€₭₮₯₰₱₲₳₴₵₶₷₸₹₺₻₼₽₾₿⃀꠸﷼﹩＄￠￡￥￦𑿝𑿞𑿟𑿠𞋿𞲰"
+_SIGN_CODES = {"£": "gbp", "￡": "gbp", "＄": "usd", "₹": "inr", "₩": "krw", "￦": "krw"}
+_SIGN_CODES |= {"₽": "rub", "₴": "uah", "₺": "try", "₪": "ils", "₫": "vnd", "₱": "php"}
+_SIGN_CODES |= {"₦": "ngn", "฿": "thb", "₸": "kzt", "₼": "azn", "₾": "gel", "֏": "amd"}
+# ISO 4217's active codes (the 2024 list), read in capitals only: "CHF 1'200", "1,200 SEK".
+ISO_4217 = frozenset(
+    """AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN
+    BWP BYN BZD CAD CDF CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP
+    GBP GEL GHS GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS
+    KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR
+    MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF
+    SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD
+    TZS UAH UGX USD UYU UZS VES VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW ZWG""".split()  # noqa: SIM905
+)
+# Codes that are also words or names in capitals ("ALL 12 sites", "TOP 10", "PHP 8"): money only
+# after a number, never before one.
+_WORDLIKE_CODES = {"ALL", "TOP", "CUP", "MOP", "SOS", "PHP"}
+for _sign in CURRENCY_SIGNS:
+    _MEASURE_OF.setdefault(_sign, _SIGN_CODES.get(_sign, _sign))
+for _code in ISO_4217:
+    _MEASURE_OF.setdefault(_code.lower(), _code.lower())
+CURRENCIES = frozenset({"eur", "usd", "pln", "uah", "cny", *(c.lower() for c in ISO_4217)}) | {
+    m for m in map(_MEASURE_OF.get, CURRENCY_SIGNS) if m
+}  # the measures that are money
+_CODES = "|".join(sorted(ISO_4217))
+_SIGNS = re.escape(CURRENCY_SIGNS)
+# a sign, or a code before its number ("CHF 1'200", "USD 12.50"): three capitals, which
+# ``_pre_measure`` checks against the codes (one alternation of 180 codes in each pattern that
+# reads a value cost 25 ms of compiling at every start)
+_PRE = rf"(?P<pre>[{_SIGNS}]|(?<![^\W\d_])(?-i:[A-Z]{{3}})(?=\s?\d))"
+_PRE_CODES = ISO_4217 - _WORDLIKE_CODES
+
+
+def _pre_measure(pre: str | None) -> str:
+    """The money a sign or code before a number says; '' for none (or three capitals that are
+    no currency code: "SLA 99.9%")."""
+    if not pre:
+        return ""
+    if pre in _PRE_CODES:
+        return pre.lower()
+    return _MEASURE_OF.get(pre, "") if pre in CURRENCY_SIGNS else ""
+
+
 _DURATION_DAYS = {
     "minute": 1 / 1440,
     "hour": 1 / 24,
@@ -131,39 +177,43 @@ _DURATION_DAYS = {
     "year": 365.25,
 }
 
-_NUMBER = r"\d{1,3}(?:[ ,.\u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?"
-_MEASURE = "|".join(sorted((re.escape(w) for w in _MEASURE_OF), key=len, reverse=True))
+# thousands grouped by a comma, dot, space or apostrophe ("1'200", Swiss)
+_NUMBER = r"\d{1,3}(?:[ ,.'’\u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?"
+# units written as words or signs, in any case; ISO codes in capitals only ("12 all" is no money)
+_UNIT_WORDS = {w for words in _MEASURE_WORDS.values() for w in words} | set(CURRENCY_SIGNS)
+_MEASURE = "|".join(sorted(map(re.escape, _UNIT_WORDS), key=len, reverse=True))
+_MEASURE += f"|(?-i:{_CODES})"
 # "3 business days", "10 unused vacation days", "4 weeks' paid leave": up to two words between a
 # number and its unit
 _BETWEEN_WORD = r"(?:[^\W\d_][\w'’-]*\s){0,2}?"
 _QUANTITY = re.compile(
-    rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?P<k>[kK](?![^\W\d_]))?"
+    rf"{_PRE}?\s?(?P<num>{_NUMBER})(?P<k>[kK](?![^\W\d_]))?"
     rf"(?:[\s-]?{_BETWEEN_WORD}(?P<measure>{_MEASURE})(?![^\W\d_]))?",
     re.I,
 )
 # "50k a year", "20 EUR per day": the unit after "a"/"per" is what the value is counted in, not its
 # own unit
 _PER = re.compile(r"\s*(?:a|an|per|each|every|pro|je|на|в)\s", re.I)
-WORD_NUMBERS = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "fifteen": 15,
-    "twenty": 20,
-    "thirty": 30,
-    "sixty": 60,
-    "ninety": 90,
-    "hundred": 100,
-}
+_ONES = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+_TEENS = [
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+# English counts from one to ninety-nine ("sixteen weeks", "twenty-five days"), and a hundred
+WORD_NUMBERS = {w: n for n, w in enumerate(_ONES, 1)} | {w: n for n, w in enumerate(_TEENS, 10)}
+for _t, _tens in enumerate(_TENS, 2):
+    WORD_NUMBERS[_tens] = 10 * _t
+    WORD_NUMBERS |= {f"{_tens}-{w}": 10 * _t + n for n, w in enumerate(_ONES, 1)}
+WORD_NUMBERS["hundred"] = 100
 # counts in words in the other languages Footnote answers (German, Ukrainian, Russian), in the
 # forms a count takes before a unit ("zwei Wochen", "два тижні", "пять дней")
 _OTHER_WORD_NUMBERS = {
@@ -202,7 +252,17 @@ ORDINALS = {
     "twentieth": 20,
     "thirtieth": 30,
 }
-_COUNT_WORD = "|".join(sorted((re.escape(w) for w in COUNT_WORDS), key=len, reverse=True))
+# the counts as a pattern: English tens with their ones ("twenty-five") written once, not 72 times
+_COUNT_WORD = "|".join(
+    [
+        f"(?:{'|'.join(_TENS)})(?:-(?:{'|'.join(_ONES)}))?",
+        *sorted(
+            (re.escape(w) for w in COUNT_WORDS if "-" not in w and w not in _TENS),
+            key=len,
+            reverse=True,
+        ),
+    ]
+)
 # a count in words right before its unit ("two weeks"): "two hotel nights" is left to
 # ``numbers_said``, so that a value to order by stays a value the text states as one
 _WORD_QUANTITY = re.compile(
@@ -241,6 +301,7 @@ def parse_number(text: str, lang: str = "en") -> float | None:
     unless the language writes decimals with a dot and it could be one), "4.99" → 4.99,
     "4,99" → 4.99, "12 500" → 12500."""
     s = text.strip().replace("\u00a0", " ").replace("\u202f", " ")
+    s = re.sub(r"(?<=\d)['’](?=\d{3}\b)", "", s)  # "1'200": Swiss thousands
     s = re.sub(r"(?<=\d) (?=\d{3}\b)", "", s)
     groups = re.fullmatch(r"(\d{1,3})((?:[.,]\d{3})+)([.,]\d+)?", s)
     if groups and (len(groups.group(2)) > 4 or groups.group(3) or "," in groups.group(2)):
@@ -295,11 +356,21 @@ class Quantity:
 def quantities(text: str, lang: str = "en") -> list[Quantity]:
     """The numbers of a text with their units (a currency sign before the number counts)."""
     out: list[Quantity] = []
-    for m in _QUANTITY.finditer(text):
+    pos = 0
+    while found := _QUANTITY.search(text, pos):
+        m = found
+        between = text[m.end("num") : m.start("measure")] if m.group("measure") else ""
+        sign = m.group("measure")
+        if sign and sign in CURRENCY_SIGNS and re.search(r"[^\W\d_]", between):
+            # a sign is the unit of the number it touches: "€40 and $50" is 40 EUR, then $50
+            m = _QUANTITY.match(text, m.start(), m.end("k") if m.group("k") else m.end("num"))
+            assert m is not None
+        pos = m.end()
         if re.match(r"\d", text[m.end() : m.end() + 1] or " "):
             continue
         before = text[max(0, m.start("num") - 1) : m.start("num")]
-        if before and (before.isalpha() or before in "._/-:") and not m.group("pre"):
+        pre = _pre_measure(m.group("pre"))
+        if before and (before.isalpha() or before in "._/-:") and not pre:
             continue  # part of a name, version, date or time: "L4", "2.3.1", "TCK-1042", "9:00"
         after = text[
             m.start("num") + len(m.group("num")) : m.start("num") + len(m.group("num")) + 2
@@ -314,9 +385,9 @@ def quantities(text: str, lang: str = "en") -> list[Quantity]:
         measure = _MEASURE_OF.get((m.group("measure") or "").lower(), "")
         if m.group("measure") and _PER.match(text[m.end("k") if m.group("k") else m.end("num") :]):
             measure = ""
-        if m.group("pre"):
-            measure = _MEASURE_OF[m.group("pre")]
-        start = m.start("pre") if m.group("pre") else m.start("num")
+        if pre:
+            measure = pre
+        start = m.start("pre") if pre else m.start("num")
         out.append(Quantity(value, measure, start, m.end()))
     for m in _WORD_QUANTITY.finditer(text):
         out.append(
@@ -446,7 +517,7 @@ _OR_MORE = (
 )
 # "after 24 months": past a span of time (for spans of time only: "after 5 EUR" means nothing)
 _AFTER = r"(?:after|nach|після|после)"
-_Q = rf"(?P<pre>[€$])?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<measure>{_MEASURE})(?![^\W\d_]))?"
+_Q = rf"{_PRE}?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<measure>{_MEASURE})(?![^\W\d_]))?"
 
 
 def _q(m: re.Match[str], lang: str, suffix: str = "") -> tuple[float, str] | None:
@@ -454,8 +525,7 @@ def _q(m: re.Match[str], lang: str, suffix: str = "") -> tuple[float, str] | Non
     if value is None:
         return None
     measure = _MEASURE_OF.get((m.group("measure" + suffix) or "").lower(), "")
-    if m.group("pre" + suffix):
-        measure = _MEASURE_OF[m.group("pre" + suffix)]
+    measure = _pre_measure(m.group("pre" + suffix)) or measure
     return value, measure
 
 
@@ -475,8 +545,8 @@ _UNIT_FIRST = re.compile(
     re.I,
 )
 _MONEY_WORD = re.compile(
-    rf"(?<![^\W\d_])(?:{'|'.join(re.escape(w) for u in (*CURRENCIES, '%') for w in _MEASURE_WORDS[u])})"
-    r"(?![^\W\d_])",
+    rf"(?<![^\W\d_])(?:{'|'.join(re.escape(w) for u in _MEASURE_WORDS if u in CURRENCIES or u == '%' for w in _MEASURE_WORDS[u])}|(?-i:{'|'.join(sorted(ISO_4217 - _WORDLIKE_CODES))}))"
+    rf"(?![^\W\d_])|[{_SIGNS}]",
     re.I,
 )
 

@@ -151,3 +151,58 @@ def test_a_table_header_names_the_currency_of_its_bare_figures():
     (r,) = _ranges(unit, "en")
     assert r.contains(quantities("12,000 EUR")[0])
     assert not r.contains(quantities("60,000 EUR")[0])
+
+
+@pytest.mark.parametrize(
+    "text, value, measure",
+    [
+        ("a lunch allowance of £12.50", 12.5, "gbp"),  # a sign of one currency: its code
+        ("₹ 500 a day for meals", 500, "inr"),
+        ("a deposit of ¥3000", 3000, "¥"),  # a sign of several currencies stands for itself
+        ("CHF 1'200 per month", 1200, "chf"),  # an ISO code before its number; Swiss thousands
+        ("up to 1’200 SEK", 1200, "sek"),
+        ("the 2,500 NOK grant", 2500, "nok"),
+    ],
+)
+def test_any_currency_sign_or_iso_code_beside_a_number_is_money(text, value, measure):
+    [q] = quantities(text)
+    assert (q.value, q.measure, q.money) == (value, measure, True)
+
+
+def test_a_code_that_is_also_a_word_is_money_only_after_its_number():
+    assert [q.measure for q in quantities("TOP 10 reasons to upgrade to PHP 8")] == ["", ""]
+    assert [q.measure for q in quantities("a fee of 300 ALL")] == ["all"]
+    assert quantities("valid at all 12 sites")[0].measure == ""  # a code is read in capitals only
+
+
+def test_a_sign_is_the_unit_of_the_number_it_touches():
+    found = quantities("a €40 bonus and $50 more")
+    assert [(q.value, q.measure) for q in found] == [(40, "eur"), (50, "usd")]
+
+
+def test_the_currency_signs_are_unicodes_whole_category():
+    import sys
+    import unicodedata
+
+    from agent.values import CURRENCY_SIGNS
+
+    signs = (chr(c) for c in range(sys.maxunicode + 1))
+    assert CURRENCY_SIGNS == "".join(c for c in signs if unicodedata.category(c) == "Sc")
+
+
+@pytest.mark.parametrize(
+    "text, days", [("sixteen weeks of leave", 112), ("twenty-five days a year", 25)]
+)
+def test_english_counts_in_words_are_read_however_large(text, days):
+    [q] = quantities(text)
+    assert q.days == days
+
+
+def test_a_range_and_a_table_header_in_any_currency():
+    from agent.values import measure_named
+
+    [r] = ranges("from CHF 1'000 to CHF 2'000")
+    assert (r.low, r.high, r.measure) == (1000, 2000, "chf")
+    assert measure_named("Order value (GBP, net)") == "gbp"
+    assert measure_named("Cost in ₹") == "inr"
+    assert measure_named("Sites (ALL)") == ""

@@ -9,8 +9,9 @@ telemetry.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -55,6 +56,18 @@ class Deps:
 
         s = self.settings
         return build_answer_model(s.embedding.threads, s.data_dir / "cache")
+
+    def warmers(self, answer_model: bool = True) -> list[Callable[[], object]]:
+        """What loads and warms each model the answer path reads, one call per model, to run on
+        threads of their own: each embedder encodes a word; with ``answer_model``, the answer
+        model's cross-encoder reads a pair. The first question then meets warm models."""
+        calls: list[Callable[[], object]] = [
+            partial(e.embed, ["warm up"], kind="query") for e in self.embedders
+        ]
+        cross = self.answer_model.cross if answer_model else None
+        if cross is not None:
+            calls.append(cross.warm)
+        return calls
 
     @cached_property
     def sparse(self) -> BM25Encoder:

@@ -64,13 +64,8 @@ def preload_models(deps, answer_model: bool = True) -> None:
 
     Not daemons: a daemon thread still in the models' native code when the interpreter shuts
     down aborts the process. Ctrl-C during the load ends the process without waiting (``main``)."""
-    for embedder in deps.embedders:
-        threading.Thread(
-            target=embedder.embed, args=(["warm up"],), kwargs={"kind": "query"}, name=PRELOAD
-        ).start()
-    cross = deps.answer_model.cross if answer_model else None
-    if cross is not None:
-        threading.Thread(target=cross.warm, name=PRELOAD).start()
+    for warm in deps.warmers(answer_model):
+        threading.Thread(target=warm, name=PRELOAD).start()
 
 
 # The errors of a disk that cannot take a write: full, read-only, over quota, not ours.

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import signal
 import threading
+import time
 from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -278,6 +279,10 @@ async def serve(
     await asyncio.to_thread(
         lambda: (deps.directory, deps.index, deps.embedders)
     )  # the directory first (a missing Graph credential stops here at once), then the models
+    # loaded and warm before the server says it serves: the first question waits for no model
+    started = time.perf_counter()
+    await asyncio.gather(*(asyncio.to_thread(warm) for warm in deps.warmers()))
+    log.info("models loaded and warm in %.1f s", time.perf_counter() - started)
     pool = redis.BlockingConnectionPool.from_url(
         settings.redis.url, **redis_pool_kwargs(settings.redis)
     )

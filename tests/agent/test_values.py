@@ -187,7 +187,7 @@ def test_the_currency_signs_are_unicodes_whole_category():
     from agent.values import CURRENCY_SIGNS
 
     signs = (chr(c) for c in range(sys.maxunicode + 1))
-    assert CURRENCY_SIGNS == "".join(c for c in signs if unicodedata.category(c) == "Sc")
+    assert "".join(c for c in signs if unicodedata.category(c) == "Sc") == CURRENCY_SIGNS
 
 
 @pytest.mark.parametrize(

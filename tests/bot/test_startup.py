@@ -141,11 +141,14 @@ def test_set_up_done_leaves_a_process_whose_collector_was_never_off_alone():
 def test_only_a_command_that_asks_for_it_preloads_the_answer_models_cross_encoder(tmp_path):
     """`ask` leaves the cross-encoder to load where the reasoner reads it; `chat` preloads it."""
     from agent.answer_model import CrossEncoder, Spec
+    from bot.app import build_deps
     from bot.cli.process import PRELOAD, preload_models
+    from bot.settings import Settings
 
     def preloaded(answer_model: bool) -> bool:
         cross = CrossEncoder(Spec.read(), threads=1, cache_dir=tmp_path)
-        deps = SimpleNamespace(embedders=[], answer_model=SimpleNamespace(cross=cross))
+        deps = build_deps(Settings(data_dir=tmp_path))
+        deps.__dict__.update(embedders=[], answer_model=SimpleNamespace(cross=cross))
         preload_models(deps, answer_model=answer_model)
         for thread in threading.enumerate():
             if thread.name == PRELOAD:

@@ -29,7 +29,7 @@ from tests.e2e.conftest import (
 
 
 @pytest.mark.models  # serve builds its own embedders from the settings, as in production
-async def test_serve_builds_everything_from_settings_and_answers(tmp_path, redis_prefix):
+async def test_serve_builds_everything_from_settings_and_answers(tmp_path, redis_prefix, caplog):
     slack = await FakeSlackAPI().start()
     port = free_port()
     settings = Settings(
@@ -50,7 +50,11 @@ async def test_serve_builds_everything_from_settings_and_answers(tmp_path, redis
     ready = asyncio.Event()
     task = asyncio.ensure_future(serve(settings, socket_mode=False, ready=ready))
     try:
-        await asyncio.wait_for(ready.wait(), 120)
+        with caplog.at_level("INFO", logger="bot.web.server"):
+            await asyncio.wait_for(ready.wait(), 120)
+        said = [r.getMessage() for r in caplog.records if r.name == "bot.web.server"]
+        warm = next(i for i, m in enumerate(said) if m.startswith("models loaded and warm"))
+        assert warm < next(i for i, m in enumerate(said) if m.startswith("serving on"))
         async with aiohttp.ClientSession() as session:
             async with session.get(f"http://127.0.0.1:{port}/healthz") as resp:
                 assert resp.status == 200

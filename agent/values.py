@@ -363,8 +363,9 @@ def quantities(text: str, lang: str = "en") -> list[Quantity]:
         sign = m.group("measure")
         if sign and sign in CURRENCY_SIGNS and re.search(r"[^\W\d_]", between):
             # a sign is the unit of the number it touches: "€40 and $50" is 40 EUR, then $50
-            m = _QUANTITY.match(text, m.start(), m.end("k") if m.group("k") else m.end("num"))
-            assert m is not None
+            short = _QUANTITY.match(text, m.start(), m.end("k") if m.group("k") else m.end("num"))
+            assert short is not None  # the same match, cut before the words
+            m = short
         pos = m.end()
         if re.match(r"\d", text[m.end() : m.end() + 1] or " "):
             continue

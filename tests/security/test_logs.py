@@ -55,6 +55,7 @@ def test_a_secret_is_masked_in_messages_arguments_and_tracebacks():
     assert TOKEN not in out and out.count(MASK) == 3, out
 
 
+@pytest.mark.models  # serve loads and warms every model before it listens
 async def test_serve_logs_its_posture_and_no_secret(tmp_path, caplog):
     slack = await FakeSlackAPI().start()
     port = free_port()

@@ -237,6 +237,7 @@ async def test_unauthenticated_mode_with_credentials_too_is_refused(tmp_path):
         await asyncio.wait_for(serve(settings), 60)
 
 
+@pytest.mark.models  # serve loads and warms every model before it listens
 async def test_unauthenticated_mode_on_loopback_starts_with_a_loud_warning(
     tmp_path, redis_prefix, caplog
 ):

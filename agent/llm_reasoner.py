@@ -54,6 +54,7 @@ from llama_index.core.prompts import ChatPromptTemplate
 from pydantic import BaseModel, Field, ValidationError
 
 from agent.drafts import Drafting, DraftText
+from agent.followups import customer_in
 from agent.passages import Passage
 from agent.reasoning import (
     Check,
@@ -196,7 +197,7 @@ class LLMReasoner:
         question = reply.question.strip() or text
         customer_id = _digits(reply.customer_id) if kind == "crm" else None
         if kind == "crm" and customer_id is None:
-            customer_id = _digits(_customer_number(text) or _customer_number(question))
+            customer_id = _digits(customer_in(text) or customer_in(question))
         title = ((reply.ticket_title or "").strip() or question[:80]) if kind == "ticket" else None
         return Route(kind, question, customer_id=customer_id, ticket_title=title)
 
@@ -609,11 +610,6 @@ def _route_kind(value: str) -> RouteKind:
 def _digits(value: str | None) -> str | None:
     digits = re.sub(r"\D", "", value or "")
     return digits or None
-
-
-def _customer_number(text: str) -> str | None:
-    m = re.search(r"#\s*(\d+)|\bcustomer\s+(?:id\s+|number\s+|no\.?\s+)?(\d+)", text, re.IGNORECASE)
-    return (m.group(1) or m.group(2)) if m else None
 
 
 def _ungraded() -> Grade:

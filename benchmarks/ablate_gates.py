@@ -80,12 +80,15 @@ def _correct(path: Path) -> dict[str, dict[str, bool]]:
 
 def table(out: Path) -> str:
     """Questions answered correctly with each gate off, minus with all on (negative: the gate
-    helps), per set; on how many sets the gate helps; and which golden questions it decides."""
+    helps), per set; on how many sets the gate helps and hurts; which golden questions it
+    decides."""
     base = _correct(out / "base.json")
     sets = list(base)
     lines = [
-        "| gate off | " + " | ".join(sets) + " | sets it helps | golden questions it decides |",
-        "|---" * (len(sets) + 3) + "|",
+        "| gate off | "
+        + " | ".join(sets)
+        + " | helps on | hurts on | golden questions it decides |",
+        "|---" * (len(sets) + 4) + "|",
     ]
     for gate in GATES:
         path = out / f"{gate}.json"
@@ -99,8 +102,10 @@ def table(out: Path) -> str:
             for qid, now in rows.get("handbook", {}).items()
             if now != base.get("handbook", {}).get(qid, now)
         ]
-        helps = sum(d < 0 for d in deltas)
-        lines.append(f"| {gate} | " + " | ".join(cells) + f" | {helps} | {' '.join(flips)} |")
+        helps, hurts = sum(d < 0 for d in deltas), sum(d > 0 for d in deltas)
+        lines.append(
+            f"| {gate} | " + " | ".join(cells) + f" | {helps} | {hurts} | {' '.join(flips)} |"
+        )
     counts = " / ".join(f"{s} {len(base[s])}" for s in sets)
     correct = " / ".join(f"{s} {sum(base[s].values()) / len(base[s]):.3f}" for s in sets)
     return "\n".join([*lines, "", f"questions: {counts}", f"correct, all gates on: {correct}"])

@@ -53,7 +53,7 @@ from agent.reasoning import (
 from agent.scope import applies, unit_audience
 from agent.terms import TermStats, coverage, is_question_word
 from agent.turns import Message
-from agent.values import quantities, spans
+from agent.values import quantities
 from ingest.audience import scope_statement
 from ingest.embed import Embedder
 from ingest.languages import detect_lang, tokenize
@@ -621,8 +621,6 @@ class OfflineReasoner:
             return False
         if self._says_too_little(extract, best):
             return False
-        if _other_span(extract, best):
-            return False
         return best.score - self.unseen_weight * unsaid * (1 - best.meaning) >= self.answer_at
 
     def _misses_the_point(self, extract: Extract, best: Scored) -> bool:
@@ -793,25 +791,6 @@ def _subject(s: Scored) -> str:
     if s.unit.cells:
         return next(iter(s.unit.cells.values()))
     return s.unit.item_label
-
-
-def _other_span(extract: Extract, best: Scored) -> bool:
-    """The question asks about one part of a period ("once probation is over") and the unit gives
-    the rule for another part of the same period ("During probation …") and not for the asked
-    one: it answers a neighbouring question."""
-    lang = extract.lang
-
-    def keyed(text: str) -> set[tuple[str, str]]:
-        return {
-            (rel, t)
-            for rel, word in spans(text)
-            for t in tokenize(word, lang)
-            if t in extract.asked
-        }
-
-    asked = keyed(extract.question)
-    stated = keyed(best.unit.text)
-    return any((rel, t) not in stated and any(t == u for _, u in stated) for rel, t in asked)
 
 
 def _overlap(sentence: str, source: str) -> float:

@@ -734,29 +734,3 @@ def versions(text: str) -> list[tuple[int, ...]]:
         if len(parts) >= 2 and not (len(parts) == 2 and 1900 <= parts[0] <= 2100):
             out.append(parts)
     return out
-
-
-# ------------------------------------------------------------------------- spans of time
-
-# "during probation", "once probation is over", "before the move": the part of a period a rule
-# covers. A rule for the time during a period does not answer a question about the time after it.
-_SPAN_WORDS = {
-    "during": r"during|while|throughout|within|in the course of|während|під час|во время|期间",
-    "after": r"after|following|once|upon|beyond|nach|після|после|之后|以后",
-    "before": r"before|prior to|until|till|ahead of|bevor|перед|之前|以前",
-}
-_SPAN = re.compile(
-    r"(?<!\w)(?P<rel>"
-    + "|".join(f"(?P<{k}>{v})" for k, v in _SPAN_WORDS.items())
-    + r")\s+(?:(?:the|a|an|my|your|their|his|her|its|our)\s+)?(?P<what>[^\W\d_][\w-]*)",
-    re.I,
-)
-
-
-def spans(text: str) -> list[tuple[str, str]]:
-    """The periods a text places its rule in, as (relation, word): "During probation the notice
-    period is 2 weeks" → [("during", "probation")]; "once probation is over" → after."""
-    return [
-        (next(k for k in _SPAN_WORDS if m.group(k)), m.group("what").lower())
-        for m in _SPAN.finditer(text)
-    ]

@@ -30,7 +30,6 @@ def _never(*args: object, **kwargs: object) -> bool:
 
 
 def _gates() -> dict[str, Callable[[], mock._patch]]:  # type: ignore[type-arg]
-    from agent import offline
     from agent.offline import OfflineReasoner
 
     return {
@@ -38,7 +37,6 @@ def _gates() -> dict[str, Callable[[], mock._patch]]:  # type: ignore[type-arg]
         "too_little": lambda: mock.patch.object(OfflineReasoner, "_says_too_little", _never),
         "lacks_thing": lambda: mock.patch.object(OfflineReasoner, "_lacks_the_thing", _never),
         "narrowed": lambda: mock.patch.object(OfflineReasoner, "_narrowed_away", _never),
-        "other_span": lambda: mock.patch.object(offline, "_other_span", _never),
         "unsaid_gate": lambda: mock.patch.object(OfflineReasoner, "unsaid_at", math.inf),
         "unseen_penalty": lambda: mock.patch.object(OfflineReasoner, "unseen_weight", 0.0),
         "synonyms": lambda: mock.patch.object(OfflineReasoner, "synonym_at", math.inf),
@@ -50,7 +48,6 @@ GATES = [
     "too_little",
     "lacks_thing",
     "narrowed",
-    "other_span",
     "unsaid_gate",
     "unseen_penalty",
     "synonyms",

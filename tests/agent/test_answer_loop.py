@@ -272,8 +272,6 @@ def test_the_value_asked_about_chooses_one_row_and_leaves_its_neighbours_out(ass
         ("erin", "What daily fee does Northwind pay its freelancers?"),
         # a word no document uses narrows what the runbook does say (primary and secondary)
         ("bob", "How much standby allowance does a junior on-call engineer get?"),
-        # the FAQ gives the notice period during probation, not after it
-        ("dave", "Once the probation period has ended, what notice period applies?"),
     ],
 )
 def test_a_unit_about_a_neighbouring_thing_is_no_answer(assistant, user, question):

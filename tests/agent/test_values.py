@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.questions import asks, required_terms
-from agent.values import dates, durations, numbers_said, quantities, ranges, spans
+from agent.values import dates, durations, numbers_said, quantities, ranges
 
 
 @pytest.mark.parametrize(
@@ -44,13 +44,6 @@ def test_a_version_written_another_way_is_the_same_identifier():
     for spelled in ("2_3_1", "v2.3.1", "V2.3.1"):
         identifiers, _ = required_terms(f"What did release {spelled} fix?", "en")
         assert identifiers == {"2.3.1"}, spelled
-
-
-def test_the_part_of_a_period_a_text_speaks_of():
-    assert spans("During probation the notice period is 2 weeks.") == [("during", "probation")]
-    assert spans("What applies once the probation is over?") == [("after", "probation")]
-    assert spans("Book the hotel before the trip.") == [("before", "trip")]
-    assert spans("The notice period is one month.") == []
 
 
 @pytest.mark.parametrize(

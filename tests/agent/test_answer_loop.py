@@ -182,7 +182,7 @@ def test_golden_set_floors(handbook_deps):
     assert m["key_fact_coverage"] >= 0.85  # 0.889
     full = asyncio.run(run_eval(build_assistant(handbook_deps), golden, lookup)).metrics
     assert full["citation_accuracy"] >= 0.90  # 0.913
-    assert full["refusal_accuracy"] >= 0.92  # 0.952
+    assert full["refusal_accuracy"] >= 0.92  # 0.929
     assert full["over_refusal"] <= 0.08  # 0.075
     assert full["key_fact_coverage"] >= 0.85  # 0.855
 

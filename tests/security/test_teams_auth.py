@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import aiohttp
@@ -344,7 +345,10 @@ async def test_a_genuine_token_is_answered_with_a_signed_reply(bot):
 async def test_unreachable_signing_keys_give_503_and_name_the_setting(
     handbook, assistant, redis_prefix, caplog
 ):
-    closed = f"https://127.0.0.1:{free_port()}/v1/.well-known/openidconfiguration"
+    # A path no IdP of this run served: botframework-connector keeps each metadata URL's keys
+    # for the process, and a port freed by an earlier test's IdP (same path, same session key)
+    # would still validate the token (CI once got 201)
+    closed = f"https://127.0.0.1:{free_port()}/closed-{uuid.uuid4().hex}/.well-known/openid"
     changes = {"openid_metadata_url": closed}
     async with running_bot(handbook, assistant, redis_prefix, teams_changes=changes) as bot:
         token = bot.idp.mint(service_url=bot.connector.url)

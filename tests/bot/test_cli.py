@@ -401,11 +401,25 @@ def test_chat_reads_back_the_number_of_the_ticket_it_filed(ingested):
     assert STATUS.findall(after) == ["answered"] and filed.group(1) in after, after
 
 
+def stuck(process: subprocess.Popen) -> str:
+    """Where a process that should have ended is: each thread's kernel wait, then every
+    thread's Python stack (faulthandler prints them on SIGABRT), for the failure message."""
+    waits = []
+    for task in Path(f"/proc/{process.pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            name = (task / "comm").read_text().strip()
+            waits.append(f"{task.name} {name}: {(task / 'wchan').read_text().strip()}")
+    process.send_signal(signal.SIGABRT)
+    process.wait(30)
+    stacks = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+    return "\n".join([*waits, stacks[-6000:]])
+
+
 def test_ctrl_c_at_the_chat_prompt_exits_at_once(ingested):
     chat = subprocess.Popen(
         [*command(), "chat"],
         cwd=ROOT,
-        env=environment(ingested),
+        env=environment(ingested, PYTHONFAULTHANDLER="1"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -420,7 +434,9 @@ def test_ctrl_c_at_the_chat_prompt_exits_at_once(ingested):
         try:  # stdin stays open, as at a terminal: closing it would end the chat by itself
             chat.wait(timeout=15)
         except subprocess.TimeoutExpired:
-            pytest.fail("`footnote chat` still runs 15 s after Ctrl-C at its prompt")
+            pytest.fail(
+                f"`footnote chat` still runs 15 s after Ctrl-C at its prompt:\n{stuck(chat)}"
+            )
         err = chat.stderr.read()
     finally:
         if chat.poll() is None:

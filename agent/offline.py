@@ -442,14 +442,23 @@ class OfflineReasoner:
                 chosen.append(sentence)
 
         conclusions = conclude(question, passages, lang)
-        for i, p in enumerate(passages):
-            if p.tool:
-                for line in _tool_lines(p, question, bool(conclusions)):
-                    add(Sentence(line, [i], score=1.0))
+        # The record's lines: the answer itself when nothing follows from them ("which plan is
+        # customer 4471 on?"), else the evidence, after what follows and the rule it follows from
+        record = [
+            Sentence(line, [i], score=1.0)
+            for i, p in enumerate(passages)
+            if p.tool
+            for line in _tool_lines(p, question, bool(conclusions))
+        ]
+        for sentence in [] if conclusions else record:
+            add(sentence)
+        # the passages whose rule a conclusion applied to the record: their other sentences are
+        # that rule's other cases ("receives a full refund" beside "not eligible")
+        applied = {i for c in conclusions for i, _ in c.quotes}
         for c in conclusions:
+            add(Sentence(c.text, c.sources, note=True, score=1.0))
             for i, text in c.quotes:
                 add(Sentence(text, [i], score=1.0))
-            add(Sentence(c.text, c.sources, note=True, score=1.0))
         for sub in subquestions:
             wants = asks(sub)
             extract = score_units(sub, wants, passages, stats, asker, self._embed_for(wants.lang))
@@ -494,7 +503,10 @@ class OfflineReasoner:
                 if fresh and self._answers(alternative, wants):
                     quotes = self._quotes(alternative, wants, passages, asker)
             for sentence in quotes:
-                add(sentence)
+                if not applied & set(sentence.sources):
+                    add(sentence)
+        for sentence in record if conclusions else []:
+            add(sentence)
         return Draft(chosen, missing)
 
     def _opinion(

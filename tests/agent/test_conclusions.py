@@ -1,0 +1,64 @@
+"""What follows from a CRM record and a rule, and how the answer reads, on made-up text (no
+models): the conclusion first, then the rule it applied, then the record it rests on, and none of
+the rule's other cases."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date
+
+from agent.conclusions import tool_passage
+from agent.offline import OfflineReasoner
+from agent.passages import Passage
+from agent.terms import TermStats
+
+TODAY = date(2031, 5, 30)
+RULE = (
+    "Monthly subscriptions can be refunded within 14 days of the order date. "
+    "The buyer then gets all of that payment back. Older monthly payments stay with us."
+)
+
+
+def rule_passage() -> Passage:
+    return Passage(
+        doc_id="shop/returns.md",
+        chunk_id="shop/returns.md#1",
+        parent_id="",
+        title="Returns",
+        breadcrumbs="Returns > Subscriptions",
+        text=RULE,
+        source="folder",
+        link="",
+        anchor="",
+        page=None,
+        updated="2031-01-01",
+        owner="",
+        lang="en",
+        score=0.9,
+    )
+
+
+def draft(order_date: str):
+    record = {
+        "id": 9001,
+        "company": "Quill & Ink",
+        "orders": [{"order_id": "Q-77", "billing": "monthly", "order_date": order_date}],
+    }
+    passages = [tool_passage(record, TODAY, "en"), rule_passage()]
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts([RULE]))
+    question = "Can customer 9001 still get a refund?"
+    return asyncio.run(reasoner.answer(question, [question], passages, []))
+
+
+def test_a_conclusion_leads_then_its_rule_then_the_record_and_no_other_case_of_the_rule():
+    out = draft("2031-04-01")  # 59 days before TODAY: outside the 14 days
+    texts = [s.text for s in out.sentences]
+    assert out.sentences[0].note and "59 days" in texts[0] and "14-day" in texts[0], texts
+    assert texts[1].startswith("Monthly subscriptions can be refunded within 14 days"), texts
+    assert texts[-1].startswith("Order order_id Q-77"), texts
+    assert not any("gets all of that payment back" in t for t in texts), texts
+
+
+def test_inside_the_window_the_conclusion_says_so():
+    out = draft("2031-05-25")  # 5 days
+    assert out.sentences[0].note and "5 days" in out.sentences[0].text, out.sentences

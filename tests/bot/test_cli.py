@@ -405,6 +405,9 @@ def stuck(process: subprocess.Popen) -> str:
     """Where a process that should have ended is: each thread's kernel wait, then every
     thread's Python stack (faulthandler prints them on SIGABRT), for the failure message."""
     waits = []
+    with contextlib.suppress(OSError):  # which signals it ignores, blocks and catches
+        status = Path(f"/proc/{process.pid}/status").read_text().splitlines()
+        waits += [line for line in status if line.startswith(("SigBlk", "SigIgn", "SigCgt"))]
     for task in Path(f"/proc/{process.pid}/task").glob("*"):
         with contextlib.suppress(OSError):
             name = (task / "comm").read_text().strip()
@@ -415,6 +418,14 @@ def stuck(process: subprocess.Popen) -> str:
     return "\n".join([*waits, stacks[-6000:]])
 
 
+def as_a_shell_starts_it() -> None:
+    """In the child, before exec: Ctrl-C at its default and not blocked, as a shell at a
+    terminal starts a foreground command. A child inherits an ignored or blocked SIGINT from
+    the test process, whatever a library in it did, and would then never see the Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_at_the_chat_prompt_exits_at_once(ingested):
     chat = subprocess.Popen(
         [*command(), "chat"],
@@ -423,6 +434,7 @@ def test_ctrl_c_at_the_chat_prompt_exits_at_once(ingested):
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=as_a_shell_starts_it,
     )
     try:
         seen, deadline = b"", time.monotonic() + 180

@@ -66,6 +66,7 @@ def reasoner_for(handbook_deps, llm: LLMSettings) -> FallbackReasoner:
         settings=handbook_deps.settings.model_copy(update={"llm": llm}),
         index=handbook_deps.index,
         embedders=handbook_deps.embedders,
+        answer_model=handbook_deps.answer_model,
     )
     reasoner = build_reasoner(deps)
     assert isinstance(reasoner, FallbackReasoner) and isinstance(reasoner.primary, LLMReasoner)

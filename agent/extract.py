@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import takewhile
 
+from agent.calibration import Calibration as C
 from agent.messages import say
 from agent.passages import Passage
 from agent.questions import Asks, latin_names, matches_kind, names_all, required_terms
@@ -44,14 +45,6 @@ from agent.values import (
     years,
 )
 from ingest.languages import CJK, fold_versions, tokenize
-
-MAX_UNITS = 3
-# a unit scored near the best joins it when it says question terms the best does not, of at
-# least this share of the question's weight
-ADDS_AT = 0.12
-MAX_LIST = 6  # a list a sentence introduces is given whole up to this many items
-EXAMPLE_COST = 0.25  # what a unit among worked examples loses against the rule it illustrates
-RESCORED = 16  # candidates re-scored by meaning with a sentence embedder
 
 
 @dataclass
@@ -102,7 +95,7 @@ def _is_number_word(token: str, spoken: str) -> bool:
     )
 
 
-def closeness(sim: float | None, floor: float = 0.2, span: float = 0.55) -> float:
+def closeness(sim: float | None, floor: float = C.unrelated_at, span: float = C.same_span) -> float:
     """A cosine as 0..1, from ``floor`` (unrelated) to ``floor + span`` (the same meaning): for
     two sentences, unrelated ones sit near 0.2, paraphrases above 0.75."""
     if sim is None:
@@ -132,11 +125,11 @@ def _value_fit(asks: Asks, unit: Unit, lang: str) -> float:
         return 0.0
     holding = [r for r in found if r.contains(asks.quantity)]
     if not holding:
-        return -0.35
+        return -C.value_out_of_range
     # "10,001 - 50,000" says more about 12,000 than "above 5,000" in another table does: a
     # bounded range is the rule for that value, an open one a rule for everything past a line
     bounded = any(not (math.isinf(r.low) or math.isinf(r.high)) for r in holding)
-    return 0.4 if bounded else 0.35
+    return C.value_in_range if bounded else C.value_in_open_range
 
 
 def _bound_fit(asks: Asks, unit: Unit, lang: str) -> float:
@@ -150,7 +143,7 @@ def _bound_fit(asks: Asks, unit: Unit, lang: str) -> float:
     starts = any(math.isinf(r.high) and not math.isinf(r.low) for r in found)
     if stops == starts:
         return 0.0
-    return 0.12 if stops == (asks.bound == "upper") else -0.12
+    return C.bound_fit if stops == (asks.bound == "upper") else -C.bound_fit
 
 
 def _number_fit(asks: Asks, unit: Unit, lang: str) -> float:
@@ -168,7 +161,7 @@ def _number_fit(asks: Asks, unit: Unit, lang: str) -> float:
         if (q.measure, q.value) == (asked.measure, asked.value) or (
             q.days is not None and asked.days is not None and abs(q.days - asked.days) < 1e-6
         ):
-            return 0.2
+            return C.number_fit
     return 0.0
 
 
@@ -248,7 +241,7 @@ def _cell_fit(
             for part in [value, *re.split(r"[()/,;]", value)]:
                 cell = _tokens(part, lang) - own
                 if cell and cell <= question_tokens:
-                    return 0.2
+                    return C.row_named
             continue
         cell = _tokens(value, lang) - own
         if (
@@ -256,7 +249,7 @@ def _cell_fit(
             and cell <= question_tokens
             and any(other > cell for other in (column or {}).get(header, []))
         ):
-            return 0.15
+            return C.cell_named
     return 0.0
 
 
@@ -316,7 +309,10 @@ def score_units(
             if abbr in toks:
                 context |= long
                 toks |= long
-        lexical = 0.0 if cross else 0.6 * coverage(weights, toks) + 0.4 * coverage(weights, context)
+        own = C.own_words_share
+        lexical = (
+            0.0 if cross else own * coverage(weights, toks) + (1 - own) * coverage(weights, context)
+        )
         # names and identifiers are written alike in every language ("Team", "TCK-1042")
         missing = (
             identifiers - context
@@ -330,17 +326,22 @@ def score_units(
         heads = " ".join([unit.label, record_id, *p.breadcrumbs.split(" > ")[1:][-2:]])
         about = bool((identifiers | names) & _tokens(heads, p.lang))
         meaning = closeness(unit.sim)
-        base = meaning if cross or not weights else 0.6 * lexical + 0.4 * meaning
+        m = C.meaning_share
+        base = meaning if cross or not weights else (1 - m) * lexical + m * meaning
         if cross and names_all(latin, f"{unit.label} {unit.text}") == 1.0:
-            base = max(base, 0.5 + 0.2 * meaning)  # it names what the question names in Latin
+            base = max(
+                base, C.cross_named + C.cross_named_meaning * meaning
+            )  # it names what the question names in Latin
         if asks.kind in ("any", "how") and len(toks - q_tokens) <= 1 and not unit.cells:
-            base -= 0.2  # "Fixed in hotfix v2.3.1." only says the question back: it tells nothing
+            base -= (
+                C.says_back_cost
+            )  # "Fixed in hotfix v2.3.1." only says the question back: it tells nothing
         # "which customer reported …?": the record's first line names who, its summary what
         kind_ok = matches_kind(asks.kind, unit.text) or (
             bool(unit.record) and matches_kind(asks.kind, unit.record)
         )
         if not kind_ok:
-            base -= 0.25  # a "how many" that names no number does not answer it
+            base -= C.kind_cost  # a "how many" that names no number does not answer it
         # the value asked about decides between rows that are otherwise about the question
         cell = _cell_fit(q_tokens, unit, p.lang, column)
         fit = (
@@ -348,15 +349,17 @@ def score_units(
             + _number_fit(asks, unit, p.lang)
             + _bound_fit(asks, unit, p.lang)
         )
-        base += (fit + cell) * min(1.0, 2 * base)
-        base += 0.08 * p.scores.grade
-        base -= 0.3 * min(len(missing), 2) + 0.15 * min(len(unnamed), 2)  # another ticket, office…
+        base += (fit + cell) * min(1.0, base / C.fit_full_at)
+        base += C.grade_weight * p.scores.grade
+        base -= C.missing_id_cost * min(len(missing), 2) + C.missing_name_cost * min(
+            len(unnamed), 2
+        )  # another ticket, office…
         if about:
-            base += 0.15
+            base += C.about_bonus
         if (_EXAMPLES.search(heads) or _AN_EXAMPLE.match(unit.text)) and not (
             _EXAMPLES.search(question) or about
         ):
-            base -= EXAMPLE_COST  # a worked example illustrates the rule; it is not the rule
+            base -= C.example_cost  # a worked example illustrates the rule; it is not the rule
         if (
             unit.record
             and asks.kind != "who"
@@ -364,12 +367,14 @@ def score_units(
                 identifiers & _tokens(record_id, p.lang) or names & _tokens(unit.record, p.lang)
             )
         ):
-            base -= 0.3  # one case of a log, and the question names neither it nor its parties
+            base -= (
+                C.record_cost
+            )  # one case of a log, and the question names neither it nor its parties
         audience = unit_audience(unit.text, p.audience)
         if audience and not audience & asker:
-            base -= 0.35  # a rule written for someone else
+            base -= C.other_audience_cost  # a rule written for someone else
         elif audience & asker - {"employees"}:
-            base += 0.1  # the rule written for this asker's own, narrower audience
+            base += C.own_audience_bonus  # the rule written for this asker's own, narrower audience
         scored.append(
             Scored(unit, base, lexical, meaning, toks, missing, cross, kind_ok, cell > 0, context)
         )
@@ -403,12 +408,12 @@ def _rescore(
     question: str, scored: list[Scored], embed: Callable[[str, list[str]], list[float]]
 ) -> None:
     """Re-score the best candidates by meaning with a sentence embedder (MiniLM for English)."""
-    head = scored[:RESCORED]
+    head = scored[: C.rescored]
     sims = embed(question, [s.unit.text for s in head])
     for s, sim in zip(head, sims, strict=True):
         better = closeness(sim)
         if better > s.meaning:
-            s.score += 0.4 * (better - s.meaning)
+            s.score += C.meaning_share * (better - s.meaning)
             s.meaning = better
     scored.sort(key=lambda s: -s.score)
 
@@ -425,7 +430,9 @@ def similar(a: Scored, b: Scored) -> bool:
         set(re.findall(r"\d+", a.unit.text)),
         set(re.findall(r"\d+", b.unit.text)),
     )
-    return jaccard >= 0.6 or (jaccard >= 0.35 and figures_a == figures_b and bool(figures_a))
+    return jaccard >= C.similar_words or (
+        jaccard >= C.similar_figures_words and figures_a == figures_b and bool(figures_a)
+    )
 
 
 def _ordering_value(s: Scored, dimension: str, year: int | None) -> float | None:
@@ -457,7 +464,7 @@ def _extreme(asks: Asks, ranked: list[Scored], passages: Sequence[Passage]) -> S
             (header and tuple(s.unit.cells) == header or asks.dimension == "version")
             and passages[s.unit.passage].doc_id == passages[best.unit.passage].doc_id
         )  # the rows of one table, even cut across chunks; the releases of one log
-        or s.score >= best.score - 0.15
+        or s.score >= best.score - C.extreme_near
     ]
     year_hint = next(
         iter(years(" ".join(s.unit.label + " " + s.unit.text for s in peers[:3]))), None
@@ -523,7 +530,7 @@ def _whole_list(
         end += 1
     intro = all_units[start - 1] if start else None
     lines = {u.line for u in all_units[start : end + 1]}
-    if intro is None or not intro.text.rstrip().endswith((":", "：")) or len(lines) > MAX_LIST:
+    if intro is None or not intro.text.rstrip().endswith((":", "：")) or len(lines) > C.max_list:
         return []
     before = [intro.order - 1] if len(intro.text.split()) < 4 else []  # "To fix it:" is no unit
     wanted = [*before, intro.order, *(u.order for u in all_units[start : end + 1])]
@@ -552,7 +559,7 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
             if s is not None and s.unit.text not in record
         ]
         if lines:
-            return lines[:MAX_UNITS]
+            return lines[: C.max_units]
     if asks.kind == "any" and asks.quantity is None and not asks.extreme and not first.named:
         # "What should I do?" answered by one step of several: the steps, as the list says them
         steps = _whole_list(first, by_place, extract.units)
@@ -571,7 +578,7 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         and following.unit.kind == first.unit.kind
         and following.unit.line in (first.unit.line, first.unit.line + 1)
         and following.tokens & (set(extract.weights) | first.tokens) - {"day", "days"}
-        and following.score >= first.score * 0.5
+        and following.score >= first.score * C.following_at
         and not similar(following, first)
         and not asks.extreme
     ):
@@ -585,12 +592,12 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
     if held and held[0] not in chosen:
         chosen.append(held[0])
         covered |= held[0].tokens
-    elif listed and len(listed) <= MAX_LIST and not asks.extreme and asks.quantity is None:
+    elif listed and len(listed) <= C.max_list and not asks.extreme and asks.quantity is None:
         # "… when all of the following criteria are met:" says nothing without its list: the
         # answer is the sentence and the list it introduces
         return [first, *listed]
     for s in ranked[1:]:
-        if len(chosen) >= MAX_UNITS or s.score < first.score * 0.8:
+        if len(chosen) >= C.max_units or s.score < first.score * C.near_best_at:
             break
         if any(similar(s, c) for c in chosen):
             continue
@@ -601,7 +608,9 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         ):
             continue  # the value asked about chose the row: its neighbours are rules for other values
         new = {t for t in extract.weights if t in s.tokens and t not in covered}
-        if new and sum(extract.weights[t] for t in new) >= ADDS_AT * sum(extract.weights.values()):
+        if new and sum(extract.weights[t] for t in new) >= C.adds_at * sum(
+            extract.weights.values()
+        ):
             chosen.append(s)
             covered |= s.tokens
     return chosen
@@ -671,7 +680,11 @@ def conflict(
         keys_c = {t for t in extract.weights if t in c.tokens}
         for s in extract.ranked:
             other = passages[s.unit.passage]
-            if other.doc_id == mine.doc_id or s.score < c.score - 0.2 or not other.updated:
+            if (
+                other.doc_id == mine.doc_id
+                or s.score < c.score - C.conflict_near
+                or not other.updated
+            ):
                 continue
             if s.unit.record:
                 continue
@@ -682,10 +695,10 @@ def conflict(
                 continue  # rules for different people do not conflict
             keys_s = {t for t in extract.weights if t in s.tokens}
             keys = keys_c | keys_s
-            if not keys or len(keys_c & keys_s) / len(keys) < 0.6:
+            if not keys or len(keys_c & keys_s) / len(keys) < C.conflict_keys:
                 continue
             a, b = _subject_tokens(c), _subject_tokens(s)
-            if not a or len(a & b) / len(a | b) < 0.3:
+            if not a or len(a & b) / len(a | b) < C.conflict_words:
                 continue
             theirs = figures_by_measure(s.unit.text)
             shared = [m for m in mine_figures if m in theirs]

@@ -24,6 +24,7 @@ import numpy as np
 
 from agent.answer_model import AnswerModel
 from agent.answers import Opinion
+from agent.calibration import Calibration as C
 from agent.conclusions import conclude
 from agent.drafts import Drafting
 from agent.extract import (
@@ -172,32 +173,6 @@ def similarity(p: Passage, cross_lingual: bool) -> float:
 
 class OfflineReasoner:
     streams = False  # its answer comes at once: nothing to stream
-    # Thresholds on a 0..1 blended score; set on the handbook golden set and XQuAD train-style checks.
-    relevant_at = 0.55
-    partial_at = 0.3
-    answer_at = (
-        0.45  # the best sentence must reach this (0.5 x its similarity is added when embedding)
-    )
-    support_at = (
-        0.88  # coverage + meaning - unseen / 2, for the final "does it answer the question?"
-    )
-    cross_meaning_at = 0.35
-    # how much the unsaid share of the question's weight costs, times how far the unit is in
-    # meaning: a close unit says it in its own words ("referred" for "recommended")
-    unseen_weight = 0.4
-    unsaid_at = 0.5  # from this share of the question's weight unsaid, the documents are silent
-    synonym_at = 0.58  # a unit's word this close to a question word says it ("rail", "train")
-    unseen_said_at = 0.3  # a word no document uses counts as said when this close to the answer
-    point_meaning_at = 0.75  # a unit this close in meaning answers even without the rarest word
-    # a unit stating less than this share of the question's weight, and further in meaning than
-    # the next, says too little to answer (answers on the golden set that state under 0.4 are
-    # at 0.58+ in meaning; "Rail: 2nd class." for a train ride states 0.41 at 0.42)
-    little_stated_at = 0.4
-    little_meaning_at = 0.4
-    # two sentences this close by cosine say the same thing (a conflict needs it), per embedder:
-    # MiniLM puts paraphrases with other figures above 0.7 and neighbouring rules near 0.45;
-    # the multilingual USE spreads less
-    same_thing_at = {"minilm": 0.6, "use": 0.4}
 
     def __init__(
         self,
@@ -230,7 +205,7 @@ class OfflineReasoner:
         found = dict.fromkeys(w.lower() for w in re.findall(r"[^\W\d_]{2,}", text))
         return [w for w in found if w not in skip][:24]
 
-    def _credit_synonyms(self, extract: Extract, top: int = 8) -> None:
+    def _credit_synonyms(self, extract: Extract, top: int = C.credited) -> None:
         """A word no document uses ("grandmother", "dies") is said by a unit that uses a word of the
         same meaning ("grandparent", "death"): the best units get the weight of the words they say
         that way, so the row for a grandparent's death beats the one for a parent's. So is a key
@@ -249,14 +224,14 @@ class OfflineReasoner:
                 own = self._own_words(s.unit.text, extract.unseen_words)
                 if own:
                     sims = asked_v @ np.stack(self._words(own)).T
-                    said = float(np.mean(sims.max(axis=1) >= self.synonym_at))
-                    s.score += 0.15 * extract.unseen * said
+                    said = float(np.mean(sims.max(axis=1) >= C.synonym_at))
+                    s.score += C.synonym_credit * extract.unseen * said
             subject = _subject(s)
             absent = {t for t in extract.weights if t not in s.context}
             if subject and absent and total:
                 unstated = self._unstated(extract, subject, s.context)
                 reworded = sum(extract.weights[t] for t in absent if t not in unstated)
-                s.score += 0.4 * reworded / total
+                s.score += C.reworded_credit * reworded / total
         extract.ranked[:top] = sorted(extract.ranked[:top], key=lambda s: -s.score)
 
     def _embedder(self, lang: str) -> Embedder | None:
@@ -335,26 +310,30 @@ class OfflineReasoner:
         named = set(_documents_named(question, passages)) if _OVERVIEW.search(question) else set()
         for p in passages:
             if p.doc_id in named:
-                grades.append(Grade("relevant", self.relevant_at, "a document the question names"))
+                grades.append(Grade("relevant", C.relevant_at, "a document the question names"))
                 named.discard(p.doc_id)  # its best passage; the others are graded as usual
                 continue
             cross = p.lang != q_lang
             sim = similarity(p, cross)
-            sim_n = closeness(sim, 0.15, 0.45)
+            sim_n = closeness(sim, C.passage_unrelated_at, C.passage_span)
             sentence = max(p.scores.sentence_cosines.get("use") or [0.0])
-            sentence_n = closeness(sentence, 0.25, 0.45)
+            sentence_n = closeness(sentence, C.sentence_unrelated_at, C.sentence_span)
             if cross or not seen:
                 score = max(sim_n, sentence_n)
                 if cross and latin:  # the names it writes in Latin letters, found as written
-                    score = max(score, 0.6 * names_all(latin, p.text))
+                    score = max(score, C.grade_named * names_all(latin, p.text))
             else:
                 cov = coverage(seen, set(tokenize(p.text, p.lang)))
-                score = 0.55 * cov + 0.2 * sim_n + 0.25 * sentence_n
+                score = (
+                    C.grade_terms * cov
+                    + C.grade_passage_meaning * sim_n
+                    + C.grade_sentence_meaning * sentence_n
+                )
             label: GradeLabel = (
                 "relevant"
-                if score >= self.relevant_at
+                if score >= C.relevant_at
                 else "partial"
-                if score >= self.partial_at
+                if score >= C.partial_at
                 else "off_topic"
             )
             grades.append(
@@ -383,7 +362,7 @@ class OfflineReasoner:
         # RM3-style, from passages that were at least partly on topic: the words they use most
         # (count × rarity) that the question lacks. Off-topic passages would only add noise, so
         # without any, the question's own key terms are searched on their own.
-        good = [p for p in passages[:3] if p.scores.grade >= self.partial_at]
+        good = [p for p in passages[:3] if p.scores.grade >= C.partial_at]
         if not good:
             keys = [
                 w
@@ -598,7 +577,7 @@ class OfflineReasoner:
         if embedder is None:
             return True
         va, vb = embedder.embed([a, b], kind="query")
-        return float(va @ vb) >= self.same_thing_at.get(embedder.name, 0.5)
+        return float(va @ vb) >= C.same_thing_at.get(embedder.name, C.same_thing_otherwise)
 
     def _embed_for(self, lang: str) -> Callable[[str, list[str]], list[float]] | None:
         if not self._embedders:
@@ -623,9 +602,9 @@ class OfflineReasoner:
         if best.missing or not best.kind_ok:
             return False
         if best.cross:
-            return best.score >= self.answer_at
+            return best.score >= C.answer_at
         unsaid = self._unseen_unsaid(extract, best)
-        if unsaid >= self.unsaid_at:
+        if unsaid >= C.unsaid_at:
             return False  # most of what is asked is a word no document uses, and not said here
         if self._misses_the_point(extract, best):
             return False
@@ -633,7 +612,7 @@ class OfflineReasoner:
             return False
         if self._says_too_little(extract, best):
             return False
-        return best.score - self.unseen_weight * unsaid * (1 - best.meaning) >= self.answer_at
+        return best.score - C.unseen_weight * unsaid * (1 - best.meaning) >= C.answer_at
 
     def _misses_the_point(self, extract: Extract, best: Scored) -> bool:
         """The question's rarest word, half or more of its weight, is nowhere in the best unit,
@@ -641,7 +620,7 @@ class OfflineReasoner:
         neighbouring question ("a four-day work week" answered with part-time pro rata)."""
         weights = extract.weights
         total = sum(weights.values())
-        if not total or best.meaning >= self.point_meaning_at:
+        if not total or best.meaning >= C.point_meaning_at:
             return False
         top = max(weights, key=weights.__getitem__)
         return weights[top] >= total / 2 and top not in best.context
@@ -651,11 +630,11 @@ class OfflineReasoner:
         and is not close to it in meaning either: it shares a word or two with the question
         ("above", "approve") and answers another one (an expense limit for a salary offer)."""
         total = sum(extract.asked.values())
-        if not total or best.meaning >= self.little_meaning_at:
+        if not total or best.meaning >= C.little_meaning_at:
             return False
         text = f"{best.unit.label}: {best.unit.text}"
         stated = 1 - sum(self._unstated(extract, text, best.context).values()) / total
-        return stated < self.little_stated_at
+        return stated < C.little_stated_at
 
     def _lacks_the_thing(self, extract: Extract, wants: Asks, best: Scored) -> bool:
         """The thing asked for ("bonus" in "What bonus does someone rated Outstanding get?") is
@@ -693,7 +672,7 @@ class OfflineReasoner:
         for t, w in missing.items():
             words = surface[t] or [t]
             sims = np.stack(self._words(words)) @ own_v.T
-            if float(sims.max()) < self.synonym_at:
+            if float(sims.max()) < C.synonym_at:
                 out[t] = w
         return out
 
@@ -722,8 +701,8 @@ class OfflineReasoner:
         return [
             w
             for w, v in zip(words, said[2:], strict=True)
-            if max(float(v @ said[0]), float(v @ said[1])) < self.unseen_said_at
-            and (own_v is None or float(np.max(own_v @ v)) < self.synonym_at)
+            if max(float(v @ said[0]), float(v @ said[1])) < C.unseen_said_at
+            and (own_v is None or float(np.max(own_v @ v)) < C.synonym_at)
         ]
 
     def _narrowed_away(self, extract: Extract, best: Scored) -> bool:
@@ -737,7 +716,7 @@ class OfflineReasoner:
             w.lower()
             for w in self._unsaid_words(extract, best)
             # a misspelling the speller left ("counceling") is said by the word it misspells
-            if not difflib.get_close_matches(w.lower(), own, n=1, cutoff=0.8)
+            if not difflib.get_close_matches(w.lower(), own, n=1, cutoff=C.misspelt_at)
         }
         if not unsaid:
             return False
@@ -759,7 +738,7 @@ class OfflineReasoner:
         supported = []
         for s in draft.sentences:
             body = " ".join(passages[i].text for i in s.sources if 0 <= i < len(passages))
-            supported.append(bool(s.sources) and (s.note or _overlap(s.text, body) >= 0.6))
+            supported.append(bool(s.sources) and (s.note or _overlap(s.text, body) >= C.quoted_at))
         scores = [s.score for s in quotes if s.score is not None]
         if len(scores) == len(quotes):  # our own draft: answer() already judged each quote
             return Check(supported, True, f"unit_score {max(scores):.2f}")
@@ -793,8 +772,8 @@ class OfflineReasoner:
 
     def supports(self, f: dict[str, float]) -> bool:
         if f["cross"]:
-            return f["meaning"] >= self.cross_meaning_at
-        return f["coverage"] + f["meaning"] - 0.5 * f["unseen"] >= self.support_at
+            return f["meaning"] >= C.cross_meaning_at
+        return f["coverage"] + f["meaning"] - C.support_unseen * f["unseen"] >= C.support_at
 
 
 def _subject(s: Scored) -> str:

@@ -1,10 +1,12 @@
-"""Does each refusal gate of the offline reasoner earn its place? Each run switches one gate off and
-asks every public answer set's dev split and the golden set, as ``footnote eval --dataset all``
-does; the table is the change in questions answered correctly per set, against the gates all on.
+"""Does each refusal gate, and each term of a unit's score, earn its place? Each run switches one
+off (``agent/calibration.py`` holds the numbers it patches) and asks every public answer set's
+dev split and the golden set, as ``footnote eval --dataset all`` does; the table is the change in
+questions answered correctly per set, against everything on.
 
-A gate stays by the rule in docs/quality.md when switching it off loses on at least two sets.
+A mechanism stays by the rule in docs/quality.md when switching it off loses on at least two sets.
 
     python benchmarks/ablate_gates.py --out /tmp/ablate          # every gate, then the table
+    python benchmarks/ablate_gates.py --out /tmp/ablate --terms  # every term of the score
     python benchmarks/ablate_gates.py --out /tmp/ablate --gate narrowed
     python benchmarks/ablate_gates.py --out /tmp/ablate --table  # the table from earlier runs
 
@@ -30,16 +32,43 @@ def _never(*args: object, **kwargs: object) -> bool:
 
 
 def _gates() -> dict[str, Callable[[], mock._patch]]:  # type: ignore[type-arg]
+    """Each refusal gate, and each term of a unit's score (``agent/extract.py``), switched off."""
+    from agent.calibration import Calibration
     from agent.offline import OfflineReasoner
 
+    def off(**values: float) -> Callable[[], mock._patch]:  # type: ignore[type-arg]
+        return lambda: mock.patch.multiple(Calibration, **values)  # type: ignore[call-overload]
+
     return {
+        # refusal gates
         "misses_point": lambda: mock.patch.object(OfflineReasoner, "_misses_the_point", _never),
         "too_little": lambda: mock.patch.object(OfflineReasoner, "_says_too_little", _never),
         "lacks_thing": lambda: mock.patch.object(OfflineReasoner, "_lacks_the_thing", _never),
         "narrowed": lambda: mock.patch.object(OfflineReasoner, "_narrowed_away", _never),
-        "unsaid_gate": lambda: mock.patch.object(OfflineReasoner, "unsaid_at", math.inf),
-        "unseen_penalty": lambda: mock.patch.object(OfflineReasoner, "unseen_weight", 0.0),
-        "synonyms": lambda: mock.patch.object(OfflineReasoner, "synonym_at", math.inf),
+        "unsaid_gate": off(unsaid_at=math.inf),
+        "unseen_penalty": off(unseen_weight=0.0),
+        "synonyms": off(synonym_at=math.inf),
+        # terms of a unit's score and rules of choosing
+        "says_back": off(says_back_cost=0.0),
+        "kind": off(kind_cost=0.0),
+        "value_fit": off(
+            value_in_range=0.0,
+            value_in_open_range=0.0,
+            value_out_of_range=0.0,
+            bound_fit=0.0,
+            number_fit=0.0,
+        ),
+        "cell_fit": off(row_named=0.0, cell_named=0.0),
+        "grade": off(grade_weight=0.0),
+        "missing": off(missing_id_cost=0.0, missing_name_cost=0.0),
+        "about": off(about_bonus=0.0),
+        "examples": off(example_cost=0.0),
+        "records": off(record_cost=0.0),
+        "audience": off(other_audience_cost=0.0, own_audience_bonus=0.0),
+        "rescore": off(rescored=0),
+        "credits": off(synonym_credit=0.0, reworded_credit=0.0),
+        "following": off(following_at=math.inf),
+        "adds": off(adds_at=math.inf),
     }
 
 
@@ -51,6 +80,22 @@ GATES = [
     "unsaid_gate",
     "unseen_penalty",
     "synonyms",
+]
+TERMS = [
+    "says_back",
+    "kind",
+    "value_fit",
+    "cell_fit",
+    "grade",
+    "missing",
+    "about",
+    "examples",
+    "records",
+    "audience",
+    "rescore",
+    "credits",
+    "following",
+    "adds",
 ]
 
 
@@ -87,7 +132,7 @@ def table(out: Path) -> str:
         + " | helps on | hurts on | golden questions it decides |",
         "|---" * (len(sets) + 4) + "|",
     ]
-    for gate in GATES:
+    for gate in [*GATES, *TERMS]:
         path = out / f"{gate}.json"
         if not path.exists():
             continue
@@ -111,7 +156,10 @@ def table(out: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for each run's JSON")
-    parser.add_argument("--gate", choices=["base", *GATES], help="one run (default: all)")
+    parser.add_argument("--gate", choices=["base", *GATES, *TERMS], help="one run")
+    parser.add_argument(
+        "--terms", action="store_true", help="the terms of a unit's score, not the gates"
+    )
     parser.add_argument("--split", default="dev", choices=["train", "dev", "test"])
     parser.add_argument("--limit", type=int, default=200, help="questions per set")
     parser.add_argument("--table", action="store_true", help="only print the table")
@@ -121,7 +169,8 @@ def main() -> int:
         run_one(args.run, args.out, args.split, args.limit)
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.table:
-        for gate in [args.gate] if args.gate else ["base", *GATES]:
+        every = ["base", *(TERMS if args.terms else GATES)]
+        for gate in [args.gate] if args.gate else every:
             if (args.out / f"{gate}.json").exists():
                 print(f"{gate}: kept from an earlier run", file=sys.stderr)
                 continue

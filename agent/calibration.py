@@ -1,0 +1,102 @@
+"""Every number the offline answer step weighs units and passages by, in one place, each with
+what set it, so that a number can be audited, ablated (``benchmarks/ablate_gates.py`` patches
+these attributes) and, once data can set it, replaced by what was learned.
+
+"By hand on the golden set" means the history records it being moved until golden questions
+passed: it is a rule of thumb written where the rules were written, on the sample handbook, and
+the first to question when a corpus written elsewhere disagrees. "Ablated" names the measurement
+that kept a mechanism (docs/quality.md, "Which refusal gates earn their place"). The answer
+model's own numbers are not here: every one of them is set by data (``agent/models/answer``).
+"""
+
+from __future__ import annotations
+
+
+class Calibration:
+    """Read as ``Calibration.name``; never instantiated, never changed outside an ablation."""
+
+    # --- grading a passage (OfflineReasoner.grade): blended 0..1 score, by hand on the golden
+    # set and XQuAD's English questions
+    relevant_at = 0.55  # a passage graded relevant from here …
+    partial_at = 0.3  # … partly relevant from here, off topic below
+    grade_terms = 0.55  # share of the blend from the question's key terms the passage states
+    grade_passage_meaning = 0.2  # … from the passage's cosine with the question
+    grade_sentence_meaning = 0.25  # … from its closest sentence's cosine
+    grade_named = 0.6  # a passage in another language that writes every name the question does
+
+    # --- cosine → 0..1 closeness (extract.closeness), by hand: where unrelated texts and
+    # paraphrases sit for MiniLM and USE, read off the golden set's passages
+    unrelated_at = 0.2  # two sentences: unrelated ones near here …
+    same_span = 0.55  # … paraphrases above unrelated_at + same_span
+    passage_unrelated_at = 0.15  # a whole passage against a question: unrelated near here …
+    passage_span = 0.45  # … as close as it gets above passage_unrelated_at + passage_span
+    sentence_unrelated_at = 0.25  # a passage's closest sentence against a question: the same
+    sentence_span = 0.45  # … and its span
+
+    # --- scoring a unit (extract.score_units), by hand on the golden set
+    meaning_share = 0.4  # of a unit's score, from meaning; the rest from key terms
+    own_words_share = 0.6  # of its key-term share, from its own words; the rest with headings
+    cross_named = 0.5  # a unit in another language that writes every Latin name asked …
+    cross_named_meaning = 0.2  # … plus this much of its meaning
+    says_back_cost = 0.2  # a unit that only says the question back
+    kind_cost = 0.25  # a unit without the kind of answer asked for (no number for "how many")
+    value_in_range = 0.4  # a bounded range that holds the value asked about
+    value_in_open_range = 0.35  # an open one ("above 5,000")
+    value_out_of_range = 0.35  # a range of the same measure that does not hold it (a cost)
+    bound_fit = 0.12  # a rule that stops (starts) where the question asks where one stops
+    number_fit = 0.2  # the number asked about, however written ("five years", "fifth year")
+    row_named = 0.2  # a table row whose first cell the question names
+    cell_named = 0.15  # a row whose other cell is, whole, what the question names
+    grade_weight = 0.08  # of the passage's grade
+    missing_id_cost = 0.3  # per identifier asked about that the unit lacks (at most two)
+    missing_name_cost = 0.15  # per name asked about that it lacks (at most two)
+    about_bonus = 0.15  # its heading names an identifier or name asked about
+    example_cost = 0.25  # a worked example loses this against the rule it illustrates
+    record_cost = 0.3  # one case of a log whose id and parties the question does not name
+    other_audience_cost = 0.35  # a rule written for someone else
+    own_audience_bonus = 0.1  # the rule for the asker's own, narrower audience
+    rescored = 16  # best candidates re-scored by meaning with the English embedder
+    synonym_credit = 0.15  # of the unseen share, for a unit that says those words in others
+    reworded_credit = 0.4  # of the key terms a labelled item's subject says in other words
+    credited = 8  # best units given those credits
+
+    # --- choosing the units of an answer (extract.choose), by hand on the golden set
+    max_units = 3  # what a chat reply can hold
+    max_list = 6  # a list a sentence introduces is given whole up to this many items
+    adds_at = 0.12  # a unit near the best joins it when it adds this share of the key terms
+    near_best_at = 0.8  # … and scores at least this share of the best's score
+    following_at = 0.5  # the sentence after the best joins it above this share of its score
+    extreme_near = 0.15  # units this close to the best are ranked for "the highest …"
+    similar_words = 0.6  # two units sharing this share of their words say the same …
+    similar_figures_words = 0.35  # … or this share and the same figures
+    fit_full_at = 0.5  # a fit of value or row counts whole from this score, less below it
+
+    # --- two sources that disagree (extract.conflict), by hand on the golden set
+    conflict_near = 0.2  # the other unit scores within this of the chosen one
+    conflict_keys = 0.6  # share of the key terms both state
+    conflict_words = 0.3  # share of their words alike
+    # two sentences this close by cosine say the same thing, per embedder: MiniLM puts
+    # paraphrases with other figures above 0.7 and neighbouring rules near 0.45; USE spreads less
+    same_thing_at = {"minilm": 0.6, "use": 0.4}
+    same_thing_otherwise = 0.5  # … and for another embedder
+
+    # --- refusing (OfflineReasoner), by hand on the golden set; each gate ablated
+    answer_at = 0.45  # the best unit must reach this
+    unsaid_at = 0.5  # from this share of the question's weight unsaid, the documents are silent
+    # what the unsaid share costs, times how far the unit is in meaning: a close unit says it
+    # in its own words ("referred" for "recommended")
+    unseen_weight = 0.4
+    synonym_at = 0.58  # a unit's word this close to a question word says it ("rail", "train")
+    unseen_said_at = 0.3  # a word no document uses counts as said when this close to the answer
+    point_meaning_at = 0.75  # a unit this close in meaning answers even without the rarest word
+    # a unit stating less than this share of the question's weight, and further in meaning than
+    # this, says too little to answer
+    little_stated_at = 0.4  # share of the weight stated …
+    little_meaning_at = 0.4  # … and closeness in meaning
+    misspelt_at = 0.8  # difflib ratio at which an unsaid word is a misspelling of a unit's word
+
+    # --- checking a draft (OfflineReasoner.check), by hand on the golden set
+    quoted_at = 0.6  # share of a quote's words its source holds
+    support_at = 0.88  # coverage + meaning - unseen_share * unseen
+    support_unseen = 0.5  # what the unseen share costs in the check
+    cross_meaning_at = 0.35  # a quote in another language: its meaning alone

@@ -59,3 +59,37 @@ def test_a_unit_sharing_two_small_words_of_the_question_and_far_in_meaning_does_
     assert says(text, {"abov", "approv", "offer"}, meaning=0.42)
     full = {"abov", "approv", "salari", "offer", "band"}
     assert says("Offers above the band maximum are approved by the CFO.", full, meaning=0.33)
+
+
+class CountingEmbedder:
+    """A made-up embedder: a text's vector is its letters' counts; it records every text it is
+    asked to embed."""
+
+    name = "minilm"
+    dim = 26
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def embed(self, texts, kind="document"):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        self.seen += texts
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for ch in text.lower():
+                if "a" <= ch <= "z":
+                    out[row, ord(ch) - ord("a")] += 1
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+
+def test_a_text_is_embedded_once_however_often_it_is_compared() -> None:
+    """Every round and every part of a question scores the same units again: each text's vector
+    is kept, and the similarities stay what a fresh embedding gives."""
+    embedder = CountingEmbedder()
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts(["x"]), [embedder])
+    texts = ["Parking is free on weekends.", "Badges open the side door."]
+    first = reasoner._sentence_sims("en", "Is parking free?", texts)
+    again = reasoner._sentence_sims("en", "Is parking free?", [*texts, "Bikes go in the yard."])
+    assert again[:2] == first and first[0] > first[1]
+    assert sorted(embedder.seen) == sorted(["Is parking free?", *texts, "Bikes go in the yard."])

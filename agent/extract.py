@@ -45,6 +45,7 @@ from agent.values import (
     years,
 )
 from ingest.languages import CJK, fold_versions, tokenize
+from ingest.lexicon import lexicon
 
 
 @dataclass
@@ -283,6 +284,7 @@ def score_units(
     latin = latin_names(question, asks.lang)
     scored: list[Scored] = []
     all_units = units(passages, sentence_model="use")
+    staff = lexicon().staff  # the broadest audience: its rule is no one's narrower own
     # abbreviations the question says, or says in full: "the PO", "vegan" for "(VG)"
     defined = abbreviations(passages)
     shortened = {a: long for a, long in defined.items() if a in weights}
@@ -371,9 +373,10 @@ def score_units(
                 C.record_cost
             )  # one case of a log, and the question names neither it nor its parties
         audience = unit_audience(unit.text, p.audience)
-        if audience and not audience & asker:
+        # an asker with no known group (no directory, a public corpus) is held to no audience
+        if audience and asker and not audience & asker:
             base -= C.other_audience_cost  # a rule written for someone else
-        elif audience & asker - {"employees"}:
+        elif audience & asker - {staff}:
             base += C.own_audience_bonus  # the rule written for this asker's own, narrower audience
         scored.append(
             Scored(unit, base, lexical, meaning, toks, missing, cross, kind_ok, cell > 0, context)

@@ -237,6 +237,12 @@ def say(lang: str, key: str, **values: object) -> str:
     return texts.get(lang, texts["en"]).format(**values)
 
 
+def audience_name(lang: str, audience: str) -> str:
+    """An audience in ``lang``: Footnote's own word for staff and contractors, else the group as
+    the documents and the directory name it ("interns"): audiences are an open set."""
+    return say(lang, f"audience_{audience}") if f"audience_{audience}" in CATALOGUE else audience
+
+
 def quote_list(items: list[str], lang: str) -> str:
     """ "“a”, “b”" in the quotation marks of the language."""
     left, right = {

@@ -38,7 +38,7 @@ from agent.extract import (
     similar,
 )
 from agent.followups import customer_in
-from agent.messages import say
+from agent.messages import audience_name, say
 from agent.passages import Passage
 from agent.questions import Asks, asks, latin_names, matches_kind, names_all
 from agent.reasoning import (
@@ -419,7 +419,6 @@ class OfflineReasoner:
         missing: list[str] = []
         quoted: set[str] = set()
         mixed = len(asker) > 1  # a channel of several audiences: each rule, labelled
-        asker = asker or frozenset({"employees", "contractors"})
         lang = detect_lang(question)
 
         def add(sentence: Sentence) -> None:
@@ -572,7 +571,7 @@ class OfflineReasoner:
             return None
         out = []
         for audience, quotes in parts.items():
-            label = say(lang, "for_audience", audience=say(lang, f"audience_{audience}"))
+            label = say(lang, "for_audience", audience=audience_name(lang, audience))
             out += [replace(s, text=f"{label} {s.text}") for s in quotes]
         return out
 

@@ -99,3 +99,59 @@ def test_a_channel_tells_each_members_own_rule_apart(passages):
     assert rules_for(passages, ("interns",), ("contractors",)) == set(
         title for title, _ in RULES.values()
     )
+
+
+def test_an_asker_of_no_known_group_is_held_to_no_audience():
+    """Someone the directory knows nothing of (a public corpus's reader, a CLI user with no
+    groups) gets the rule that answers, whoever it was written for: no audience's rule is
+    marked down for them, as one for another group is for an asker whose groups are known."""
+    from dataclasses import replace
+
+    from agent.extract import score_units
+    from agent.questions import asks
+    from agent.terms import TermStats
+    from tests.agent.test_conflicts import passage
+
+    rule = replace(
+        passage(
+            "guides/deposits.md",
+            "Deposits for landlords",
+            "2026-01-10",
+            "A tenancy deposit must be protected within 30 days of receiving it.",
+        ),
+        audience=("landlords",),
+    )
+    other = passage(
+        "guides/moving.md", "Moving house", "2026-01-10", "Tell the council when you move house."
+    )
+    question = "How many days do I have to protect a tenancy deposit?"
+    stats = TermStats.from_texts([rule.text, other.text])
+
+    def best(asker: frozenset[str], written_for: tuple[str, ...] = ("landlords",)):
+        scoped = replace(rule, audience=written_for)
+        top = score_units(question, asks(question), [scoped, other], stats, asker).ranked[0]
+        return top.unit.text, top.score
+
+    unknown, for_everyone = best(frozenset()), best(frozenset(), written_for=())
+    assert unknown == for_everyone and "30 days" in unknown[0]
+    assert best(frozenset({"tenants"}))[1] < unknown[1]  # a known other group's rule gives way
+
+
+def test_a_channel_of_a_group_the_catalogue_has_no_word_for_labels_it_by_its_name(passages):
+    """Audiences are an open set: in a channel of interns and staff, each rule is labelled with
+    the group as the directory names it ("For interns:"), not only the two groups Footnote's
+    own messages translate."""
+    import asyncio
+
+    from agent.offline import OfflineReasoner
+    from agent.terms import TermStats
+
+    question = "For how long can I borrow a kayak?"
+    rules = [p for p in passages if "borrow" in p.text]
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts([p.text for p in passages]))
+    draft = asyncio.run(
+        reasoner.answer(question, [question], rules, [], asker=frozenset({"interns", "employees"}))
+    )
+    said = [s.text for s in draft.sentences]
+    assert "For interns: Interns borrow a kayak for one day." in said, said
+    assert "For employees: Employees borrow a kayak for three days." in said, said

@@ -281,6 +281,9 @@ def score_units(
         weights = {t: w for t, w in weights.items() if t not in noun} or weights
     q_tokens = _tokens(question, asks.lang)
     identifiers, names = required_terms(question, asks.lang)
+    # a name no document uses ("I live in Ireland": the asker's own situation) is missing from
+    # every unit alike and tells none from another; what no document says is the unsaid share's
+    seen_names = names - frozenset(stats.unseen(names))
     latin = latin_names(question, asks.lang)
     scored: list[Scored] = []
     all_units = units(passages, sentence_model="use")
@@ -321,7 +324,7 @@ def score_units(
             if not cross
             else identifiers - context - _foreign(identifiers, p.lang)
         )
-        unnamed = names - context if not cross else frozenset()
+        unnamed = seen_names - context if not cross else frozenset()
         # its section is about what is asked: "2.3.1" in the heading or the one over it
         # a record's id (its first field) heads the lines under it like a heading
         record_id = unit.record.split("|")[0]

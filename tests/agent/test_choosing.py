@@ -162,3 +162,26 @@ def test_what_to_do_is_answered_with_every_step_the_list_gives():
     texts = chosen("The VPN drops every hour. What should I do to fix it?", [TROUBLESHOOTING])
     assert texts[0].startswith("Clients older than version 1.4"), texts
     assert [t.split(":")[0].split()[0] for t in texts[1:]] == ["Re-authenticate", "Update", "Check"]
+
+
+def test_a_name_no_document_uses_costs_no_unit_anything():
+    """ "I live in Narnia": a name the asker gives of their own situation that no document
+    uses is missing from every unit alike; it tells none apart, so it marks none down. A name
+    the documents do use ("Lisbon") still counts against the unit that does not say it."""
+    offices = passage(
+        "facilities/desks.md",
+        "Desk Booking",
+        "2026-03-01",
+        "Desks are booked in the app up to two weeks ahead. "
+        "The Lisbon office books desks at the front desk instead.",
+    )
+    stats = TermStats.from_texts([offices.text])
+
+    def top(question: str) -> tuple[str, float]:
+        best = score_units(question, asks(question), [offices], stats, EVERYONE).ranked[0]
+        return best.unit.text, best.score
+
+    plain = top("How far ahead can desks be booked?")
+    assert top("I live in Narnia. How far ahead can desks be booked?") == plain
+    text, _ = top("How far ahead can desks be booked in Lisbon?")
+    assert text.startswith("The Lisbon office")

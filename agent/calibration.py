@@ -65,6 +65,7 @@ class Calibration:
     max_list = 6  # a list a sentence introduces is given whole up to this many items
     adds_at = 0.12  # a unit near the best joins it when it adds this share of the key terms
     near_best_at = 0.8  # … and scores at least this share of the best's score
+    following_at = 0.5  # the sentence after the best joins it above this share of its score
     extreme_near = 0.15  # units this close to the best are ranked for "the highest …"
     similar_words = 0.6  # two units sharing this share of their words say the same …
     similar_figures_words = 0.35  # … or this share and the same figures

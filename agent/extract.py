@@ -10,9 +10,9 @@ already holds, or MiniLM for English). On top come what words alone miss:
 - the asker's audience: a contractor's question prefers the sentences about contractors, and the
   rules written for employees fall back (``agent/scope``);
 - the extreme asked for: "the highest cap" is found by ordering what was found, not by score.
-Then the answer is the best unit, the rest of its list item, and what else covers a part of the
-question not yet covered (the 31 March deadline that belongs with the carry-over rule), at most
-three, no two saying the same.
+Then the answer is the best unit, the sentence that continues it (the 31 March deadline that
+belongs with the carry-over rule), and what else covers a part of the question not yet covered,
+at most three, no two saying the same.
 """
 
 from __future__ import annotations
@@ -578,7 +578,16 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         and first.unit.kind == following.unit.kind == "item"
         and following.unit.line == first.unit.line
     )
-    if following is not None and same_item:
+    if following is not None and (
+        same_item
+        or following.unit.kind in ("sentence", "item")
+        and following.unit.kind == first.unit.kind
+        and following.unit.line in (first.unit.line, first.unit.line + 1)
+        and following.tokens & (set(extract.weights) | first.tokens) - {"day", "days"}
+        and following.score >= first.score * C.following_at
+        and not similar(following, first)
+        and not asks.extreme
+    ):
         chosen.append(following)
         covered |= following.tokens
     # "… according to the following scale:" is answered by the step of its list that holds the

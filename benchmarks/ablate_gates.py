@@ -61,14 +61,13 @@ def _gates() -> dict[str, Callable[[], mock._patch]]:  # type: ignore[type-arg]
         "cell_fit": off(row_named=0.0, cell_named=0.0),
         "grade": off(grade_weight=0.0),
         "missing": off(missing_id_cost=0.0, missing_name_cost=0.0),
-        "missing_ids": off(missing_id_cost=0.0),
-        "missing_names": off(missing_name_cost=0.0),
         "about": off(about_bonus=0.0),
         "examples": off(example_cost=0.0),
         "records": off(record_cost=0.0),
         "audience": off(other_audience_cost=0.0, own_audience_bonus=0.0),
         "rescore": off(rescored=0),
         "credits": off(synonym_credit=0.0, reworded_credit=0.0),
+        "following": off(following_at=math.inf),
         "adds": off(adds_at=math.inf),
     }
 
@@ -89,14 +88,13 @@ TERMS = [
     "cell_fit",
     "grade",
     "missing",
-    "missing_ids",
-    "missing_names",
     "about",
     "examples",
     "records",
     "audience",
     "rescore",
     "credits",
+    "following",
     "adds",
 ]
 

@@ -192,13 +192,15 @@ class OfflineReasoner:
         """Each text's vector, embedded once per process: a turn scores the same units in every
         round and part of the question, and turns on one subject find the same passages
         (measured: 56% of a turn's time on an AVX2 CPU went to embedding units again)."""
-        new = [t for t in dict.fromkeys(texts) if (embedder.name, t) not in self._vectors]
+        # read into a dict of this call's own: another turn may clear the cache meanwhile
+        found = {t: v for t in texts if (v := self._vectors.get((embedder.name, t))) is not None}
+        new = [t for t in dict.fromkeys(texts) if t not in found]
         if new:
             if len(self._vectors) > 50_000:
                 self._vectors.clear()
             for t, v in zip(new, embedder.embed(new, kind="query"), strict=True):
-                self._vectors[embedder.name, t] = v
-        return [self._vectors[embedder.name, t] for t in texts]
+                found[t] = self._vectors[embedder.name, t] = v
+        return [found[t] for t in texts]
 
     def _words(self, words: Sequence[str]) -> list[np.ndarray]:
         """Word vectors from the English embedder."""
@@ -212,7 +214,7 @@ class OfflineReasoner:
         found = dict.fromkeys(w.lower() for w in re.findall(r"[^\W\d_]{2,}", text))
         return [w for w in found if w not in skip][:24]
 
-    def _credit_synonyms(self, extract: Extract, top: int = C.credited) -> None:
+    def _credit_synonyms(self, extract: Extract) -> None:
         """A word no document uses ("grandmother", "dies") is said by a unit that uses a word of the
         same meaning ("grandparent", "death"): the best units get the weight of the words they say
         that way, so the row for a grandparent's death beats the one for a parent's. So is a key
@@ -221,6 +223,7 @@ class OfflineReasoner:
         kind ("Monday to Thursday" for Wednesday) speaks of a neighbour."""
         if extract.lang != "en" or "minilm" not in self._embedders:
             return
+        top = C.credited
         total = sum(extract.weights.values())
         asked = [w.lower() for w in extract.unseen_words]
         asked_v = np.stack(self._words(asked)) if asked else None
@@ -582,7 +585,7 @@ class OfflineReasoner:
         embedder = self._embedder(lang)
         if embedder is None:
             return True
-        va, vb = embedder.embed([a, b], kind="query")
+        va, vb = self._embedded(embedder, [a, b])
         return float(va @ vb) >= C.same_thing_at.get(embedder.name, C.same_thing_otherwise)
 
     def _embed_for(self, lang: str) -> Callable[[str, list[str]], list[float]] | None:

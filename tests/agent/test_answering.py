@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from agent.extract import Extract, Scored
 from agent.offline import OfflineReasoner
 from agent.questions import asks
@@ -72,8 +74,6 @@ class CountingEmbedder:
         self.seen: list[str] = []
 
     def embed(self, texts, kind="document"):  # type: ignore[no-untyped-def]
-        import numpy as np
-
         self.seen += texts
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
@@ -93,3 +93,24 @@ def test_a_text_is_embedded_once_however_often_it_is_compared() -> None:
     again = reasoner._sentence_sims("en", "Is parking free?", [*texts, "Bikes go in the yard."])
     assert again[:2] == first and first[0] > first[1]
     assert sorted(embedder.seen) == sorted(["Is parking free?", *texts, "Bikes go in the yard."])
+
+
+def test_a_cache_cleared_by_another_turn_meanwhile_loses_no_vector() -> None:
+    """The cache is shared by every turn of the process and cleared when full: a turn whose
+    texts another turn's clearing removed between its lookup and its reading still gets each
+    vector (it raised KeyError)."""
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts(["x"]))
+
+    class ClearingEmbedder(CountingEmbedder):
+        def embed(self, texts, kind="document"):  # type: ignore[no-untyped-def]
+            out = super().embed(texts, kind)
+            reasoner._vectors.clear()  # what another turn's full cache does meanwhile
+            return out
+
+    question = "Is parking free?"
+    reasoner._vectors["minilm", question] = CountingEmbedder().embed([question])[0]
+    embedder = ClearingEmbedder()
+    reasoner._embedders = {embedder.name: embedder}
+    sims = reasoner._sentence_sims("en", question, ["Parking is free on weekends."])
+    assert embedder.seen == ["Parking is free on weekends."]  # the question's vector was kept
+    assert len(sims) == 1 and sims[0] > 0.5

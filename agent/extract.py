@@ -96,11 +96,14 @@ def _is_number_word(token: str, spoken: str) -> bool:
     )
 
 
-def closeness(sim: float | None, floor: float = C.unrelated_at, span: float = C.same_span) -> float:
-    """A cosine as 0..1, from ``floor`` (unrelated) to ``floor + span`` (the same meaning): for
-    two sentences, unrelated ones sit near 0.2, paraphrases above 0.75."""
+def closeness(sim: float | None, floor: float | None = None, span: float | None = None) -> float:
+    """A cosine as 0..1, from ``floor`` (unrelated) to ``floor + span`` (the same meaning); by
+    default those of two sentences (``Calibration.unrelated_at``, ``same_span``), read at each
+    call so that an ablation reaches them."""
     if sim is None:
         return 0.0
+    floor = C.unrelated_at if floor is None else floor
+    span = C.same_span if span is None else span
     return min(max((sim - floor) / span, 0.0), 1.0)
 
 
@@ -334,13 +337,11 @@ def score_units(
         m = C.meaning_share
         base = meaning if cross or not weights else (1 - m) * lexical + m * meaning
         if cross and names_all(latin, f"{unit.label} {unit.text}") == 1.0:
-            base = max(
-                base, C.cross_named + C.cross_named_meaning * meaning
-            )  # it names what the question names in Latin
+            # it names what the question names in Latin
+            base = max(base, C.cross_named + C.cross_named_meaning * meaning)
         if asks.kind in ("any", "how") and len(toks - q_tokens) <= 1 and not unit.cells:
-            base -= (
-                C.says_back_cost
-            )  # "Fixed in hotfix v2.3.1." only says the question back: it tells nothing
+            # "Fixed in hotfix v2.3.1." only says the question back: it tells nothing
+            base -= C.says_back_cost
         # "which customer reported …?": the record's first line names who, its summary what
         kind_ok = matches_kind(asks.kind, unit.text) or (
             bool(unit.record) and matches_kind(asks.kind, unit.record)

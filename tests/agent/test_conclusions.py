@@ -11,6 +11,7 @@ from agent.conclusions import tool_passage
 from agent.offline import OfflineReasoner
 from agent.passages import Passage
 from agent.terms import TermStats
+from tests.agent.test_conflicts import passage
 
 TODAY = date(2031, 5, 30)
 RULE = (
@@ -20,21 +21,8 @@ RULE = (
 
 
 def rule_passage() -> Passage:
-    return Passage(
-        doc_id="shop/returns.md",
-        chunk_id="shop/returns.md#1",
-        parent_id="",
-        title="Returns",
-        breadcrumbs="Returns > Subscriptions",
-        text=RULE,
-        source="folder",
-        link="",
-        anchor="",
-        page=None,
-        updated="2031-01-01",
-        owner="",
-        lang="en",
-        score=0.9,
+    return passage(
+        "shop/returns.md", "Returns", "2031-01-01", RULE, crumbs="Returns > Subscriptions"
     )
 
 

@@ -187,6 +187,9 @@ class Spec:
     # 1.0 and 0.0 (a model file without them) leave the rules alone
     rescue_at: float = 1.0
     veto_at: float = 0.0
+    # the highest logit the head can give (``logit_ceiling``); None: not known, every
+    # shortlisted pair is read
+    logit_max: float | None = None
 
     @classmethod
     def read(cls, path: Path = MODEL_FILE) -> Spec:
@@ -209,6 +212,7 @@ class Spec:
                 reference=tuple((r[0], r[1], float(r[2])) for r in ce.get("reference", [])),
                 rescue_at=float(data.get("rescue_at", 1.0)),
                 veto_at=float(data.get("veto_at", 0.0)),
+                logit_max=float(ce["logit_max"]) if "logit_max" in ce else None,
             )
         except (OSError, KeyError, TypeError, ValueError) as exc:
             raise ConfigError(
@@ -247,6 +251,30 @@ def cross_encoder_graph(tuned: Path, pooling: str) -> Any:
     logit = ops.squeeze(bert.linear(pooled, "classifier"), bert.const(np.array([1], np.int64)))
     logit.output(0).get_tensor().set_names({"logit"})
     return ov.Model([logit], [ids, types, mask], "answer-cross-encoder")
+
+
+def logit_ceiling(tuned: Path) -> float:
+    """The highest logit the cross-encoder can give any pair, from its weights alone: the head
+    reads the last LayerNorm's output, γ ⊙ x̂ + β with x̂ of mean 0 and norm at most √d, and
+    its mean over tokens keeps both, so w·(γ ⊙ x̂ + β) + b is at most
+    √d · ‖w⊙γ − mean(w⊙γ)‖ + w·β + b. Rounded up, so that a pair it rules out is out."""
+    from safetensors.numpy import load_file
+
+    from ingest.minilm import model_dir
+
+    raw = load_file(str(model_dir() / "model.safetensors"))
+    raw.update({k: v.astype(np.float32) for k, v in load_file(str(tuned)).items()})
+    last = max(int(k.split(".")[2]) for k in raw if k.startswith("encoder.layer."))
+    norm = f"encoder.layer.{last}.output.LayerNorm"
+    gamma, beta = raw[f"{norm}.weight"].astype(np.float64), raw[f"{norm}.bias"]
+    w = raw["classifier.weight"].reshape(-1).astype(np.float64)
+    v = w * gamma
+    bound = (
+        np.sqrt(len(v)) * np.linalg.norm(v - v.mean())
+        + w @ beta
+        + float(raw["classifier.bias"].reshape(-1)[0])
+    )
+    return math.ceil(float(bound) * 1000) / 1000
 
 
 class CrossEncoder:
@@ -330,8 +358,17 @@ class AnswerModel:
         self._lock = threading.Lock()
 
     def probabilities(
-        self, question: str, q_lang: str, cands: Sequence[Candidate], stats: TermStats
+        self,
+        question: str,
+        q_lang: str,
+        cands: Sequence[Candidate],
+        stats: TermStats,
+        at: float | None = None,
     ) -> np.ndarray:
+        """P(answers) per candidate. ``at``: only whether a probability reaches ``at`` matters to
+        the caller, so a shortlisted pair that could not reach it whatever the cross-encoder
+        said (its logit at ``logit_max``) is not read, and is given less than ``at``: on a
+        refusal most of the shortlist is such, and reading it was most of the turn."""
         if not cands:
             return np.zeros(0)
         spec = self.spec
@@ -341,12 +378,21 @@ class AnswerModel:
             return probs
         best = np.argsort(-short, kind="stable")[: spec.shortlist_size]
         english = [int(i) for i in best if cands[int(i)].lang == "en"]
+        unread: list[int] = []
+        top = spec.logit_max
+        if at is not None and top is not None and spec.cross_calibration.a > 0:
+            ceiling = spec.cross_calibration(np.full(len(english), top), short[english])
+            unread = [i for i, c in zip(english, ceiling, strict=True) if c < at]
+            english = [i for i, c in zip(english, ceiling, strict=True) if c >= at]
         logits = self._logits(question, [cands[i].pair_text for i in english])
         out = np.zeros(len(cands))
         out[english] = spec.cross_calibration(logits, short[english])
         # a unit the cross-encoder could not read (another language) keeps the shortlist's word
         others = [int(i) for i in best if cands[int(i)].lang != "en"]
         out[others] = probs[others]
+        if unread and top is not None:  # under ``at``, in the shortlist's order
+            ceiling = spec.cross_calibration(np.full(len(unread), top), short[unread])
+            out[unread] = np.minimum(probs[unread], ceiling)
         return out
 
     def _logits(self, question: str, texts: list[str]) -> np.ndarray:

@@ -80,11 +80,13 @@ def score(
     passages: Sequence[Passage],
     model: AnswerModel,
     stats: TermStats,
+    at: float | None = None,
 ) -> list[Judged]:
-    """Every candidate unit with its probability, best first."""
+    """Every candidate unit with its probability, best first; ``at``: only whether each
+    reaches it is needed (``AnswerModel.probabilities``)."""
     units = candidates(passages)
     cands = [candidate(u, passages[u.passage]) for u in units]
-    probs = model.probabilities(question, lang, cands, stats)
+    probs = model.probabilities(question, lang, cands, stats, at)
     ranked = sorted(zip(units, probs.tolist(), strict=True), key=lambda t: -t[1])
     return [Judged(u, p) for u, p in ranked]
 
@@ -190,8 +192,10 @@ class Opinion:
 
     @property
     def ranked(self) -> list[Judged]:
+        """Every unit, best first; exact only for whether each reaches a cut-off in use."""
         if self._ranked is None:
-            self._ranked = score(*self._args)
+            cuts = [self.rescue_at, *([self.veto_at] if self.veto_at > 0 else [])]
+            self._ranked = score(*self._args, at=min(cuts))
         return self._ranked
 
     def rescue(self, said: str = "") -> list[Sentence]:

@@ -62,6 +62,7 @@ from agent.answer_model import (  # noqa: E402
     Spec,
     features,
     fit,
+    logit_ceiling,
 )
 from agent.answers import p_of  # noqa: E402
 from agent.corpora import CorpusQuestion, load_corpus, normalise, sample  # noqa: E402
@@ -905,8 +906,12 @@ def write(
             "max_tokens": args.max_tokens,
             "pooling": args.pooling,
             "reference": reference,
+            "logit_max": logit_ceiling(out / "cross_encoder.safetensors"),
         },
         "set_by": {
+            "logit_max": "the weights: the most the head can give any pair, sqrt(d) * "
+            "|w*gamma - mean(w*gamma)| + w.beta + b over the last LayerNorm's gamma, beta "
+            "(agent.answer_model.logit_ceiling)",
             "shortlist": f"logistic fit (ridge 1.0) on the units of {n_train} train questions of "
             f"{', '.join(names)}, each set weighted alike",
             "shortlist_size": f"the smallest of {list(SIZES)} keeping a right unit for "

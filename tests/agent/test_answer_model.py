@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ from agent.answer_model import (
     build_answer_model,
     features,
     fit,
+    logit_ceiling,
 )
 from agent.corpora import split_of
 from agent.terms import TermStats
@@ -135,6 +137,35 @@ def test_the_cross_encoder_reads_only_the_shortlist_and_each_pair_once() -> None
     assert len(cross.read) == 2  # remembered
 
 
+def test_a_pair_that_could_not_reach_the_cut_off_is_not_read() -> None:
+    """When only "does it reach 0.5?" matters, a shortlisted pair whose probability stays under
+    0.5 even at the highest logit the head can give is left unread, and every unit's answer to
+    that question is what reading all of them gives."""
+    stats = TermStats.from_texts(TEXTS)
+    # five question words: the scripted logit (words shared) is at most 5
+    bounded = replace(spec(size=4), cross_calibration=Blend(1.0, 4.0, -6.0), logit_max=5.0)
+    cands = [
+        Candidate(t, "", "en", "sentence", 0, use)
+        for t, use in zip(TEXTS, (0.9, 0.1, 0.8, 0.2), strict=True)
+    ]
+    question = "when do volunteers plant saplings"
+    everything = AnswerModel(bounded, CountingCross())  # type: ignore[arg-type]
+    full = everything.probabilities(question, "en", cands, stats)
+    cross = CountingCross()
+    pruned = AnswerModel(bounded, cross).probabilities(question, "en", cands, stats, at=0.5)  # type: ignore[arg-type]
+    assert sorted(t for _, t in cross.read) == sorted([TEXTS[0], TEXTS[2]])
+    assert list(pruned >= 0.5) == list(full >= 0.5) == [True, False, False, False]
+    unknown = replace(bounded, logit_max=None)  # a model file without the bound: all are read
+    cross = CountingCross()
+    AnswerModel(unknown, cross).probabilities(question, "en", cands, stats, at=0.5)  # type: ignore[arg-type]
+    assert len(cross.read) == 4
+
+
+def test_the_shipped_model_knows_the_highest_logit_its_head_can_give() -> None:
+    s = Spec.read()
+    assert s.logit_max == logit_ceiling(s.weights)
+
+
 def test_a_question_in_another_language_is_read_by_the_shortlist_alone() -> None:
     stats = TermStats.from_texts(TEXTS)
     cross = CountingCross()
@@ -185,6 +216,10 @@ def test_the_shipped_cross_encoder_gives_the_logits_it_was_trained_to(tmp_path: 
     assert reference
     for question, text, logit in reference:
         assert float(model.cross.logits(question, [text])[0]) == pytest.approx(logit, abs=0.05)
+    # no pair goes over the bound its weights set: the pair that answers, word for word
+    said = "Saplings need watering for their first three summers."
+    top = model.cross.logits(f"How long do {said.lower()}", [said, *TEXTS])
+    assert model.spec.logit_max is not None and float(top.max()) <= model.spec.logit_max
 
 
 @pytest.mark.models

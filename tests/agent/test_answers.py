@@ -115,8 +115,10 @@ class FakeModel:
     def __init__(self, probs: dict[str, float], rescue_at: float = 0.6, veto_at: float = 0.2):
         self.probs = probs
         self.spec = SimpleNamespace(rescue_at=rescue_at, veto_at=veto_at)
+        self.at: list[float | None] = []  # what each call said it needs exact
 
-    def probabilities(self, question, lang, cands, stats) -> np.ndarray:
+    def probabilities(self, question, lang, cands, stats, at=None) -> np.ndarray:
+        self.at.append(at)
         return np.array(
             [next((v for k, v in self.probs.items() if c.text.startswith(k)), 0.0) for c in cands]
         )
@@ -125,6 +127,16 @@ class FakeModel:
 def opinion(probs: dict[str, float], **cuts: float) -> Opinion:
     model = FakeModel(probs, **cuts)
     return Opinion("when do volunteers meet?", "en", [GARDEN], model, None)  # type: ignore[arg-type]
+
+
+def test_the_model_is_asked_exactly_only_where_a_cut_off_in_use_reads() -> None:
+    """The probabilities need be exact only from the lowest cut-off the opinion uses, so the
+    model may leave unread what cannot reach it (``AnswerModel.probabilities``)."""
+    both = FakeModel({}, rescue_at=0.6, veto_at=0.2)
+    Opinion("when?", "en", [GARDEN], both, None).rescue()  # type: ignore[arg-type]
+    rescue_only = FakeModel({}, rescue_at=0.6, veto_at=0.0)
+    Opinion("when?", "en", [GARDEN], rescue_only, None).rescue()  # type: ignore[arg-type]
+    assert both.at == [0.2] and rescue_only.at == [0.6]
 
 
 def test_the_model_answers_what_the_rules_refused_only_from_the_rescue_cut() -> None:

@@ -17,6 +17,7 @@ at most three, no two saying the same.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -35,6 +36,7 @@ from agent.values import (
     COUNT_WORDS,
     CURRENCIES,
     ORDINALS,
+    UNIT_WORDS,
     Range,
     dates,
     measure_named,
@@ -80,6 +82,13 @@ class Extract:
 
 def _tokens(text: str, lang: str) -> frozenset[str]:
     return frozenset(tokenize(text, lang))
+
+
+@functools.cache
+def _unit_tokens(lang: str) -> frozenset[str]:
+    """The words of units of measure as ``lang``'s tokens are written ("weeks" → "week"): two
+    sentences that share only a unit do not carry on the same fact."""
+    return frozenset(t for w in UNIT_WORDS for t in tokenize(w, lang))
 
 
 def _foreign(terms: frozenset[str], lang: str) -> frozenset[str]:
@@ -573,7 +582,8 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         if len(steps) > 1:
             return steps
     following = by_place.get((first.unit.passage, first.unit.order + 1))
-    covered = set(first.tokens) | _tokens(first.unit.label, passages[first.unit.passage].lang)
+    lang = passages[first.unit.passage].lang
+    covered = set(first.tokens) | _tokens(first.unit.label, lang)
     same_item = (  # a list item is one fact: "A contractor books … Not reimbursed: …"
         following is not None
         and first.unit.kind == following.unit.kind == "item"
@@ -584,7 +594,7 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         or following.unit.kind in ("sentence", "item")
         and following.unit.kind == first.unit.kind
         and following.unit.line in (first.unit.line, first.unit.line + 1)
-        and following.tokens & (set(extract.weights) | first.tokens) - {"day", "days"}
+        and following.tokens & (set(extract.weights) | first.tokens) - _unit_tokens(lang)
         and following.score >= first.score * C.following_at
         and not similar(following, first)
         and not asks.extreme
@@ -593,7 +603,6 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         covered |= following.tokens
     # "… according to the following scale:" is answered by the step of its list that holds the
     # value asked about ("in months 13 to 24 50%" for 18 months)
-    lang = passages[first.unit.passage].lang
     listed = _list_under(first, by_place)
     held = [s for s in listed if _value_fit(asks, s.unit, lang) > 0]
     if held and held[0] not in chosen:

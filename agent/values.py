@@ -180,8 +180,11 @@ _DURATION_DAYS = {
 # thousands grouped by a comma, dot, space or apostrophe ("1'200", Swiss)
 _NUMBER = r"\d{1,3}(?:[ ,.'’\u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?"
 # units written as words or signs, in any case; ISO codes in capitals only ("12 all" is no money)
-_UNIT_WORDS = {w for words in _MEASURE_WORDS.values() for w in words} | set(CURRENCY_SIGNS)
-_MEASURE = "|".join(sorted(map(re.escape, _UNIT_WORDS), key=len, reverse=True))
+# every word that names a unit of measure, in every language above ("days", "EUR", "%")
+UNIT_WORDS = frozenset(
+    {w for words in _MEASURE_WORDS.values() for w in words} | set(CURRENCY_SIGNS)
+)
+_MEASURE = "|".join(sorted(map(re.escape, UNIT_WORDS), key=len, reverse=True))
 _MEASURE += f"|(?-i:{_CODES})"
 # "3 business days", "10 unused vacation days", "4 weeks' paid leave": up to two words between a
 # number and its unit

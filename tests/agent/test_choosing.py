@@ -185,3 +185,18 @@ def test_a_name_no_document_uses_costs_no_unit_anything():
     assert top("I live in Narnia. How far ahead can desks be booked?") == plain
     text, _ = top("How far ahead can desks be booked in Lisbon?")
     assert text.startswith("The Lisbon office")
+
+
+def test_the_sentence_after_joins_by_what_it_shares_not_by_a_unit():
+    """The next sentence joins the best when it carries on the same fact (it names a key term
+    of the question again); a unit both happen to use ("weeks") does not tie them."""
+
+    def loans(text: str) -> list[str]:
+        return chosen(
+            "For how many weeks is a loan?", [passage("l.md", "Loans", "2026-01-01", text)]
+        )
+
+    unrelated = loans("A loan is for 3 weeks. Renovation of the hall takes 6 weeks.")
+    assert unrelated == ["A loan is for 3 weeks."], unrelated
+    renewal = loans("A loan is for 3 weeks. Renewing a loan adds 2 weeks.")
+    assert renewal == ["A loan is for 3 weeks.", "Renewing a loan adds 2 weeks."], renewal

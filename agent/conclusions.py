@@ -15,34 +15,83 @@ The CRM record itself is a passage (``tool_passage``), cited like any document.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
+
+import yaml
 
 from agent.desk import CustomerRecord
 from agent.messages import say
 from agent.passages import Passage, ToolRecord
 from agent.units import Unit, units_of
 from agent.values import quantities, ranges
+from ingest.errors import ConfigError
 
 TOOL = "query_crm"
-_REFUND_Q = re.compile(
-    r"\b(?:refund|refunds|refunded|money back|reimburse|eligible|cancel|cancellation)\b|"
-    r"поверн|возврат|退款|返金|erstatt|rückerstatt",
-    re.I,
-)
-_TOTAL_Q = re.compile(
-    r"\b(?:pay|cost|costs|add|charge|price|total|bill)\b.*\b(?:month|monthly|year|annual)\b|"
-    r"\bper month\b|на місяць|в месяц|每月|月額|pro monat",
-    re.I,
-)
-_BILLING = {
-    "monthly": re.compile(r"\bmonthly\b|місяч|месяч|月付|按月", re.I),
-    "annual": re.compile(r"\bannual\b|\byearly\b|річн|годов|年付|按年", re.I),
-}
-_PER_USER_MONTH = re.compile(r"per\s+(?:user|seat)\s+per\s+month", re.I)
+_LISTS = ("refund", "charge", "period", "per_month", "monthly", "annual", "per_user_month")
+_WITHOUT_SPACES = ("zh", "ja")  # languages whose words are matched anywhere in the text
+
+
+@dataclass(frozen=True)
+class _Words:
+    """What ``agent/words/*.yaml`` say, as patterns: every language's words together."""
+
+    refund: re.Pattern[str]  # a question about getting money back
+    total: re.Pattern[str]  # a question about what a plan costs for a period
+    billing: dict[str, re.Pattern[str]]  # an order's billing ("monthly") → how a rule says it
+    per_user_month: re.Pattern[str]  # a price for each seat and month
+
+
+def _pattern(words: Sequence[tuple[str, str]]) -> str:
+    """One alternation of (language, word): whole words; a stem ("місяч-") inside any word, as
+    in "щомісячний"; and in a language written without spaces, anywhere."""
+    out = []
+    for lang, word in words:
+        body = r"\s+".join(re.escape(w) for w in word.rstrip("-").split())
+        if lang in _WITHOUT_SPACES or word.endswith("-"):
+            out.append(body)
+        else:
+            out.append(rf"\b{body}\b")
+    return "|".join(out) or r"(?!)"
+
+
+@functools.cache
+def _words() -> _Words:
+    return read_words(resources.files("agent") / "words")
+
+
+def read_words(folder: Traversable) -> _Words:
+    """Every ``<lang>.yaml`` of ``folder``; a list the code does not read names the file."""
+    lists: dict[str, list[tuple[str, str]]] = {name: [] for name in _LISTS}
+    for f in sorted(
+        (f for f in folder.iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name
+    ):
+        lang = f.name.removesuffix(".yaml")
+        data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
+        unknown = set(data) - set(_LISTS)
+        if unknown:
+            raise ConfigError(f"agent/words/{f.name}: unknown list(s) {sorted(unknown)}")
+        for name, words in data.items():
+            if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+                raise ConfigError(f"agent/words/{f.name}: {name} must be a list of quoted words")
+            lists[name] += [(lang, " ".join(w.lower().split())) for w in words if w.strip()]
+
+    def compiled(*names: str) -> re.Pattern[str]:
+        return re.compile(_pattern([w for n in names for w in lists[n]]), re.I)
+
+    charge, period = _pattern(lists["charge"]), _pattern(lists["period"])
+    return _Words(
+        refund=compiled("refund"),
+        total=re.compile(rf"(?:{charge}).*(?:{period})|{_pattern(lists['per_month'])}", re.I),
+        billing={"monthly": compiled("monthly"), "annual": compiled("annual")},
+        per_user_month=compiled("per_user_month"),
+    )
 
 
 def tool_passage(record: CustomerRecord, today: date, lang: str) -> Passage:
@@ -109,7 +158,7 @@ def _rule_units(passages: Sequence[Passage]) -> list[tuple[int, Unit]]:
 def _window(order: dict[str, Any], rules: list[tuple[int, Unit]]) -> tuple[int, Unit, float] | None:
     """The rule "within N days" for the order's billing: (passage, unit, N)."""
     billing = str(order.get("billing", "")).lower()
-    pattern = _BILLING.get(billing)
+    pattern = _words().billing.get(billing)
     best = None
     for i, u in rules:
         found = [
@@ -129,7 +178,7 @@ def _window(order: dict[str, Any], rules: list[tuple[int, Unit]]) -> tuple[int, 
 def _price(question: str, rules: list[tuple[int, Unit]]) -> tuple[int, Unit, float] | None:
     """The per-user monthly price of the plan or add-on the question names: (passage, unit, EUR)."""
     for i, u in rules:
-        if not _PER_USER_MONTH.search(u.text) or not u.cells:
+        if not _words().per_user_month.search(u.text) or not u.cells:
             continue
         name = next(iter(u.cells.values()))
         if re.search(rf"\b{re.escape(name)}\b", question, re.I):
@@ -149,7 +198,7 @@ def conclude(question: str, passages: Sequence[Passage], lang: str) -> list[Conc
     order = _latest_order(record)
     rules = _rule_units(passages)
     out: list[Conclusion] = []
-    if order is not None and _REFUND_Q.search(question):
+    if order is not None and _words().refund.search(question):
         window = _window(order, rules)
         if window is not None:
             i, unit, days_allowed = window
@@ -158,7 +207,7 @@ def conclude(question: str, passages: Sequence[Passage], lang: str) -> list[Conc
             key = "within_window" if age <= days_allowed else "outside_window"
             text = say(lang, key, what=what, days=age, window=int(days_allowed))
             out.append(Conclusion(text, [tool, i], [(i, unit.text)]))
-    if _TOTAL_Q.search(question):
+    if _words().total.search(question):
         seats = (order or {}).get("seats")
         price = _price(question, rules)
         if seats and price is not None:

@@ -7,10 +7,13 @@ from __future__ import annotations
 import asyncio
 from datetime import date
 
-from agent.conclusions import tool_passage
+import pytest
+
+from agent.conclusions import read_words, tool_passage
 from agent.offline import OfflineReasoner
 from agent.passages import Passage
 from agent.terms import TermStats
+from ingest.errors import ConfigError
 from tests.agent.test_conflicts import passage
 
 TODAY = date(2031, 5, 30)
@@ -50,3 +53,17 @@ def test_a_conclusion_leads_then_its_rule_then_the_record_and_no_other_case_of_t
 def test_inside_the_window_the_conclusion_says_so():
     out = draft("2031-05-25")  # 5 days
     assert out.sentences[0].note and "5 days" in out.sentences[0].text, out.sentences
+
+
+def test_the_words_of_a_question_come_from_a_file_per_language(tmp_path):
+    """A language is a file: its words join every other language's, stems are found inside a
+    word, and a list the code does not read names the file to fix."""
+    (tmp_path / "nl.yaml").write_text("refund: [geld terug, terugbetal-]\nmonthly: [maandelijks]\n")
+    words = read_words(tmp_path)
+    assert words.refund.search("Krijgt klant 12 zijn geld  terug?")
+    assert words.refund.search("Is een terugbetaling mogelijk?")  # the stem, inside a word
+    assert not words.refund.search("Can I get a refund?")  # only the folder's languages
+    assert words.billing["monthly"].search("maandelijks") and not words.total.search("x")
+    (tmp_path / "nl.yaml").write_text("refunds: [geld terug]\n")
+    with pytest.raises(ConfigError, match=r"agent/words/nl\.yaml: unknown list"):
+        read_words(tmp_path)

@@ -41,6 +41,11 @@ from ingest.languages import tokenize
 
 MODEL_DIR = Path(__file__).parent / "models" / "answer"
 MODEL_FILE = MODEL_DIR / "answer.json"
+# pairs the cross-encoder reads at once, set by ``python benchmarks/bench_cross_batches.py`` on
+# 32-pair shortlists of Doc2Dial dev questions (AMD EPYC, 2 vCPUs, shared): under an AVX2 cap
+# 2 to 6 a batch took 0.57-0.58x the time of one batch of 32, 8 took 0.61x, 1 took 0.68x; with
+# bfloat16, 4 took 0.56-0.63x and 8 0.60-0.64x
+PAIRS_PER_BATCH = 4
 GRAPH_VERSION = 1  # raise when cross_encoder_graph() changes, so cached graphs are built anew
 
 FEATURES = (
@@ -314,23 +319,24 @@ class CrossEncoder:
         self.logits("warm up", ["warm up"])
 
     def logits(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        """One logit per (question, text), read in batches of similar length: a shortlist
+        padded to its longest pair as one batch took 1.7 times as long (``PAIRS_PER_BATCH``)."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
         if self._request is None:
             self.load()
+        from ingest.minilm import length_batches
+
         encoded = self._tokenizer.encode_batch([(question, t) for t in texts])
-        width = max(len(e.ids) for e in encoded)
-        ids = np.zeros((len(encoded), width), np.int64)
-        types = np.zeros_like(ids)
-        mask = np.zeros((len(encoded), width), np.float32)
-        for row, e in enumerate(encoded):
-            ids[row, : len(e.ids)] = e.ids
-            types[row, : len(e.ids)] = e.type_ids
-            mask[row, : len(e.ids)] = 1.0
-        with self._run_lock:  # one infer request; the bot may answer from several threads
-            self._request.infer({"input_ids": ids, "token_types": types, "mask": mask})
-            out: np.ndarray = self._request.get_output_tensor(0).data.copy()
-        return out.reshape(len(texts))
+        out = np.empty(len(texts), dtype=np.float32)
+        for rows, ids, mask in length_batches([e.ids for e in encoded], PAIRS_PER_BATCH):
+            types = np.zeros_like(ids)
+            for r, i in enumerate(rows):
+                types[r, : len(encoded[i].type_ids)] = encoded[i].type_ids
+            with self._run_lock:  # one infer request; the bot may answer from several threads
+                self._request.infer({"input_ids": ids, "token_types": types, "mask": mask})
+                out[rows] = self._request.get_output_tensor(0).data.reshape(len(rows))
+        return out
 
 
 @lru_cache(maxsize=4)

@@ -14,8 +14,8 @@ One process holds every set's index, the models and the reasoner's vector cache,
 and later runs of a set cost its search and scoring alone. Every run is kept in ``--out`` as a
 line of ``runs.jsonl`` and a resumed fit reads them back instead of asking again.
 
-    python benchmarks/fit_calibration.py --out /tmp/fit --limit 100
-    python benchmarks/fit_calibration.py --out /tmp/fit --table   # what the fit chose
+    python benchmarks/fit_calibration.py --out /tmp/fit --data-dir DATA --limit 100
+    python benchmarks/fit_calibration.py --out /tmp/fit --table   # every run against the first
 
 The test splits are not read: report them with ``footnote eval --split test`` once afterwards.
 """
@@ -192,6 +192,26 @@ def fit(args: argparse.Namespace) -> None:
         sets.close()
 
 
+def table(out: Path) -> str:
+    """Each run against the first (the calibration as it stands): the number moved, the change
+    in questions answered correctly per set, and whether the golden floors held."""
+    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    base = runs[0]
+    sets = [k for k, v in base["run"].items() if isinstance(v, int)]
+    lines = [
+        "| number: value tried | " + " | ".join(sets) + " | golden floors |",
+        "|---" * (len(sets) + 2) + "|",
+    ]
+    for r in runs[1:]:
+        moved = [f"{k}: {v}" for k, v in r["values"].items() if v != base["values"][k]]
+        deltas = [r["run"][k] - base["run"][k] for k in sets]
+        cells = [f"{d:+d}" if d else "0" for d in deltas]
+        held = "hold" if clears_floors(r["run"]) else "fall"
+        lines.append(f"| {', '.join(moved)} | " + " | ".join(cells) + f" | {held} |")
+    counts = ", ".join(f"{k} {base['run'][k]}" for k in sets)
+    return "\n".join([*lines, "", f"answered correctly as it stands: {counts}"])
+
+
 def _numbers(calibration: type) -> dict[str, object]:
     return {
         k: v
@@ -204,7 +224,8 @@ def _numbers(calibration: type) -> dict[str, object]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for runs.jsonl")
-    parser.add_argument("--data-dir", type=Path, required=True, help="the eval's data dir")
+    parser.add_argument("--data-dir", type=Path, help="the eval's data dir")
+    parser.add_argument("--table", action="store_true", help="only print the table of --out")
     parser.add_argument("--eval-dir", type=Path, help="the folder that holds answers/")
     parser.add_argument("--limit", type=int, default=100, help="dev questions per set")
     parser.add_argument("--names", help="only these numbers, comma-separated, in this order")
@@ -217,6 +238,11 @@ def main() -> int:
     )
     parser.add_argument("--margin", type=int, default=2, help="questions a move must gain")
     args = parser.parse_args()
+    if args.table:
+        print(table(args.out))
+        return 0
+    if args.data_dir is None:
+        parser.error("--data-dir is needed to run the fit")
     from agent.corpora import default_eval_dir
 
     args.eval_dir = args.eval_dir or default_eval_dir()

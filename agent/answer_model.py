@@ -41,7 +41,7 @@ from ingest.languages import tokenize
 
 MODEL_DIR = Path(__file__).parent / "models" / "answer"
 MODEL_FILE = MODEL_DIR / "answer.json"
-# pairs the cross-encoder reads at once, set by ``python benchmarks/bench_cross_batches.py`` on
+# pairs the cross-encoder reads at once, set by ``python benchmarks/bench_batches.py`` on
 # 32-pair shortlists of Doc2Dial dev questions (AMD EPYC, 2 vCPUs, shared): under an AVX2 cap
 # 2 to 6 a batch took 0.57-0.58x the time of one batch of 32, 8 took 0.61x, 1 took 0.68x; with
 # bfloat16, 4 took 0.56-0.63x and 8 0.60-0.64x

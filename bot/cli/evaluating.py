@@ -175,7 +175,8 @@ def corpus_deps(settings: Settings, eval_dir: Path, name: str, files=None, embed
     chosen = sorted(files) if files is not None else sorted(folder.glob("*.md"))
     shaping = {
         "ingest": settings.ingest.model_dump(exclude={"default_acl"}),
-        "embedding": settings.embedding.model_dump(),
+        # how many texts a model reads at once, and on how many threads, shape no vector
+        "embedding": settings.embedding.model_dump(exclude={"batch_size", "threads"}),
         "bm25": [
             settings.retrieval.bm25_k1,
             settings.retrieval.bm25_b,

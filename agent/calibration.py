@@ -7,6 +7,13 @@ passed: it is a rule of thumb written where the rules were written, on the sampl
 the first to question when a corpus written elsewhere disagrees. "Ablated" names the measurement
 that kept a mechanism (docs/quality.md, "Which refusal gates earn their place"). The answer
 model's own numbers are not here: every one of them is set by data (``agent/models/answer``).
+
+``SEARCHED_ON_DEV`` names the numbers a search on data has set: set by hand first, each was moved
+to 0.75x and 1.25x its value on the dev splits of the six public answer sets
+(``benchmarks/fit_calibration.py``), and a move was kept only where it answered at least two more
+questions right with no set losing more than two and every golden floor holding (two were kept,
+the others stand as they were). The public sets barely move with any of them (docs/quality.md,
+"Which numbers the dev splits hold"): what pins most of them is the golden set.
 """
 
 from __future__ import annotations
@@ -47,9 +54,12 @@ class Calibration:
     number_fit = 0.2  # the number asked about, however written ("five years", "fifth year")
     row_named = 0.2  # a table row whose first cell the question names
     cell_named = 0.15  # a row whose other cell is, whole, what the question names
-    grade_weight = 0.08  # of the passage's grade
+    # of the passage's grade; 0.08 by hand, 0.1 by the dev search (with missing_name_cost:
+    # ConditionalQA +1, MTRAG +2 of 585 dev questions, the golden set unchanged)
+    grade_weight = 0.1
     missing_id_cost = 0.3  # per identifier asked about that the unit lacks (at most two)
-    missing_name_cost = 0.15  # per name asked about that it lacks (at most two)
+    # per name asked about that it lacks (at most two); 0.15 by hand, 0.112 by the dev search
+    missing_name_cost = 0.112
     about_bonus = 0.15  # its heading names an identifier or name asked about
     example_cost = 0.25  # a worked example loses this against the rule it illustrates
     record_cost = 0.3  # one case of a log whose id and parties the question does not name
@@ -100,3 +110,29 @@ class Calibration:
     support_at = 0.88  # coverage + meaning - unseen_share * unseen
     support_unseen = 0.5  # what the unseen share costs in the check
     cross_meaning_at = 0.35  # a quote in another language: its meaning alone
+
+
+# searched by ``benchmarks/fit_calibration.py --limit 100 --grid 0.75,1.25`` on 2026-12-03 (at
+# 0739763 and 9842345, whose answers are the same); the table is in docs/quality.md
+SEARCHED_ON_DEV = frozenset(
+    {
+        "answer_at",
+        "unsaid_at",
+        "unseen_weight",
+        "little_stated_at",
+        "little_meaning_at",
+        "support_at",
+        "point_meaning_at",
+        "relevant_at",
+        "partial_at",
+        "meaning_share",
+        "own_words_share",
+        "kind_cost",
+        "missing_name_cost",
+        "missing_id_cost",
+        "about_bonus",
+        "grade_weight",
+        "synonym_at",
+        "quoted_at",
+    }
+)

@@ -7,7 +7,7 @@ import ast
 import inspect
 from pathlib import Path
 
-from agent.calibration import Calibration
+from agent.calibration import SEARCHED_ON_DEV, Calibration
 
 ROOT = Path(__file__).resolve().parents[2]
 # the modules whose weights and cut-offs decide what an offline answer quotes and when it refuses
@@ -53,3 +53,8 @@ def test_every_number_says_what_it_is() -> None:
     assert headings and all(
         "by hand" in h or "by data" in h or "read off" in h for h in headings
     ), "every section of Calibration says what set its numbers"
+
+
+def test_what_the_dev_search_set_are_numbers_of_the_calibration() -> None:
+    names = {n for n in vars(Calibration) if not n.startswith("_")}
+    assert SEARCHED_ON_DEV and names >= SEARCHED_ON_DEV, SEARCHED_ON_DEV - names

@@ -7,7 +7,7 @@ questions correctly in all, provided that
 
 - it gains at least ``--margin`` questions over the value it replaces (a tie keeps the old one:
   a sample of a few hundred questions must not move a number by luck), and
-- no set loses more than ``--margin`` questions, and
+- no set loses more than two questions, and
 - the golden set still clears every floor of ``tests/agent/test_answer_loop.py``.
 
 One process holds every set's index, the models and the reasoner's vector cache, so the second
@@ -180,7 +180,7 @@ def fit(args: argparse.Namespace) -> None:
                 ]
                 if (
                     corpora_correct(r) >= corpora_correct(best_run) + args.margin
-                    and max(losses) <= args.margin
+                    and max(losses) <= 2
                     and clears_floors(r)
                 ):
                     best, best_run = value, r
@@ -236,7 +236,13 @@ def main() -> int:
         default=GRID,
         help="multiples of each number to try, comma-separated",
     )
-    parser.add_argument("--margin", type=int, default=2, help="questions a move must gain")
+    parser.add_argument(
+        "--margin",
+        type=int,
+        default=6,
+        help="questions a move must gain (two moves that gained 3 and 4 of 585 dev questions lost "
+        "5 of SQuAD's 200 test questions: 1%% of the dev questions asked is the least to trust)",
+    )
     args = parser.parse_args()
     if args.table:
         print(table(args.out))

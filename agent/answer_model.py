@@ -318,7 +318,9 @@ class CrossEncoder:
         """Load and read one pair, so the first question meets a compiled, warmed model."""
         self.logits("warm up", ["warm up"])
 
-    def logits(self, question: str, texts: Sequence[str]) -> np.ndarray:
+    def logits(
+        self, question: str, texts: Sequence[str], per_batch: int = PAIRS_PER_BATCH
+    ) -> np.ndarray:
         """One logit per (question, text), read in batches of similar length: a shortlist
         padded to its longest pair as one batch took 1.7 times as long (``PAIRS_PER_BATCH``)."""
         if not texts:
@@ -329,7 +331,7 @@ class CrossEncoder:
 
         encoded = self._tokenizer.encode_batch([(question, t) for t in texts])
         out = np.empty(len(texts), dtype=np.float32)
-        for rows, ids, mask in length_batches([e.ids for e in encoded], PAIRS_PER_BATCH):
+        for rows, ids, mask in length_batches([e.ids for e in encoded], per_batch):
             types = np.zeros_like(ids)
             for r, i in enumerate(rows):
                 types[r, : len(encoded[i].type_ids)] = encoded[i].type_ids
@@ -384,21 +386,19 @@ class AnswerModel:
             return probs
         best = np.argsort(-short, kind="stable")[: spec.shortlist_size]
         english = [int(i) for i in best if cands[int(i)].lang == "en"]
-        unread: list[int] = []
+        out = np.zeros(len(cands))
         top = spec.logit_max
         if at is not None and top is not None and spec.cross_calibration.a > 0:
-            ceiling = spec.cross_calibration(np.full(len(english), top), short[english])
-            unread = [i for i, c in zip(english, ceiling, strict=True) if c < at]
-            english = [i for i, c in zip(english, ceiling, strict=True) if c >= at]
+            ceiling = spec.cross_calibration(np.full(len(cands), top), short)
+            unread = [i for i in english if ceiling[i] < at]
+            # under ``at`` as the cross-encoder would have put them, in the shortlist's order
+            out[unread] = np.minimum(probs[unread], ceiling[unread])
+            english = [i for i in english if ceiling[i] >= at]
         logits = self._logits(question, [cands[i].pair_text for i in english])
-        out = np.zeros(len(cands))
         out[english] = spec.cross_calibration(logits, short[english])
         # a unit the cross-encoder could not read (another language) keeps the shortlist's word
         others = [int(i) for i in best if cands[int(i)].lang != "en"]
         out[others] = probs[others]
-        if unread and top is not None:  # under ``at``, in the shortlist's order
-            ceiling = spec.cross_calibration(np.full(len(unread), top), short[unread])
-            out[unread] = np.minimum(probs[unread], ceiling)
         return out
 
     def _logits(self, question: str, texts: list[str]) -> np.ndarray:

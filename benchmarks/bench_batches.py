@@ -84,7 +84,6 @@ def minilm(args: argparse.Namespace, eval_dir: Path, sizes: list[int]) -> int:
 def cross(args: argparse.Namespace, eval_dir: Path, sizes: list[int]) -> int:
     from agent.answer_model import build_answer_model
     from agent.corpora import load_corpus, sample
-    from ingest.minilm import length_batches
 
     questions = sample(
         [q for q in load_corpus(eval_dir, "doc2dial") if q.split == "dev"], args.shortlists
@@ -98,20 +97,13 @@ def cross(args: argparse.Namespace, eval_dir: Path, sizes: list[int]) -> int:
     ]
     rng = random.Random(1)
     shortlists = [(q.message, rng.sample(sentences, 32)) for q in questions]
-    cross = build_answer_model(2, Path(tempfile.mkdtemp())).cross
-    assert cross is not None
-    cross.load()
+    encoder = build_answer_model(2, Path(tempfile.mkdtemp())).cross
+    assert encoder is not None
+    encoder.load()
 
     def read(question: str, texts: list[str], size: int) -> np.ndarray:
-        encoded = cross._tokenizer.encode_batch([(question, t) for t in texts])
-        out = np.empty(len(texts))
-        for rows, ids, mask in length_batches([e.ids for e in encoded], size):
-            types = np.zeros_like(ids)
-            for r, i in enumerate(rows):
-                types[r, : len(encoded[i].type_ids)] = encoded[i].type_ids
-            cross._request.infer({"input_ids": ids, "token_types": types, "mask": mask})
-            out[rows] = cross._request.get_output_tensor(0).data.reshape(len(rows))
-        return out
+        assert encoder is not None
+        return encoder.logits(question, texts, per_batch=size)
 
     seconds = dict.fromkeys(sizes, 0.0)
     for question, texts in shortlists:  # every shape met once before timing

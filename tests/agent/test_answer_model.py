@@ -216,6 +216,12 @@ def test_the_shipped_cross_encoder_gives_the_logits_it_was_trained_to(tmp_path: 
     assert reference
     for question, text, logit in reference:
         assert float(model.cross.logits(question, [text])[0]) == pytest.approx(logit, abs=0.05)
+    # read in batches of uneven length, each pair gets the logit it gets alone
+    question = "How long do saplings need watering?"
+    texts = [*TEXTS, "Watering.", " ".join(TEXTS * 3)]
+    alone = [float(model.cross.logits(question, [t])[0]) for t in texts]
+    together = model.cross.logits(question, texts, per_batch=3).tolist()
+    assert together == pytest.approx(alone, abs=0.05)
     # no pair goes over the bound its weights set: the pair that answers, word for word
     said = "Saplings need watering for their first three summers."
     top = model.cross.logits(f"How long do {said.lower()}", [said, *TEXTS])

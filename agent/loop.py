@@ -33,7 +33,7 @@ from agent.drafts import Drafting
 from agent.fallback_reasoner import take_llm_fallback
 from agent.followups import resolve
 from agent.messages import quote_list, say
-from agent.passages import Passage
+from agent.passages import Passage, one_of_each
 from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.recall import filed
 from agent.scope import applies, asked_for, audiences_of
@@ -598,12 +598,14 @@ def _ranked(run: Run, sq: str) -> list[Passage]:
 def _selected(run: Run) -> list[Passage]:
     """Strongest first, off-topic never, at most ~8, shared fairly between sub-questions."""
     per_sq = [
-        [
-            p
-            for p in _ranked(run, sq)
-            if run.grades.get(sq, {}).get(p.chunk_id)
-            and run.grades[sq][p.chunk_id].label != "off_topic"
-        ]
+        one_of_each(
+            [
+                p
+                for p in _ranked(run, sq)
+                if run.grades.get(sq, {}).get(p.chunk_id)
+                and run.grades[sq][p.chunk_id].label != "off_topic"
+            ]
+        )
         for sq in run.subquestions
     ]
     chosen: dict[str, Passage] = {}
@@ -611,7 +613,7 @@ def _selected(run: Run) -> list[Passage]:
         for ranked in per_sq:
             if rank < len(ranked) and len(chosen) < MAX_PASSAGES:
                 chosen.setdefault(ranked[rank].chunk_id, ranked[rank])
-    return list(chosen.values())
+    return one_of_each(list(chosen.values()))  # rounds and sub-questions may find other copies
 
 
 def _scoped(run: Run, passages: list[Passage]) -> list[Passage]:

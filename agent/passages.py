@@ -96,3 +96,23 @@ def link_for(payload: ChunkPayload) -> str:
         return f"{base}#page={payload['page']}"
     anchor = payload.get("anchor") or ""
     return f"{base}#{anchor}" if anchor and not anchor.startswith("page=") else base
+
+
+def one_of_each(passages: list[Passage]) -> list[Passage]:
+    """One passage for each set of copies (the same title, headings, text and audience in several
+    documents: a page saved twice, a policy uploaded to two sources), at the rank of the best.
+
+    The copies' fused scores differ only by how their vectors were rounded, which shifts with the
+    batch a text was embedded in; left to that, which copy an answer cites changes between runs.
+    The one kept is the newest, then the first by document id: a choice the next run makes alike.
+    """
+    groups: dict[tuple[str, str, str, tuple[str, ...]], list[Passage]] = {}
+    for p in passages:  # in rank order, so each set of copies stands where its best ranked
+        groups.setdefault((p.title, p.breadcrumbs, p.text, p.audience), []).append(p)
+    out = []
+    for copies in groups.values():
+        newest = max(p.updated for p in copies)
+        out.append(
+            min((p for p in copies if p.updated == newest), key=lambda p: (p.doc_id, p.chunk_id))
+        )
+    return out

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from agent.passages import Passage
+from agent.passages import Passage, one_of_each
 from agent.rerank import Reranker
 from agent.settings import RetrievalSettings
 from ingest.embed import Embedder
@@ -139,6 +139,7 @@ class Retriever:
                         np.asarray(rows, dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
                     ).tolist()
                     passages[i].scores.sentence_cosines[name] = sims
+        passages = one_of_each(passages)
         if self.reranker and passages:
             passages = self.reranker.rerank(query, passages, top_k)
         return passages[:top_k]

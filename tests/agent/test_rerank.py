@@ -136,7 +136,9 @@ class OneHot:
 def test_retriever_reranks_a_deeper_list_and_returns_top_k(cohere, tmp_path):
     index = EdgeIndex(tmp_path / "index", {"use": 4})
     sparse = BM25Encoder()
-    texts = ["leave leave leave policy"] * 5 + ["parental leave lasts sixteen weeks"]
+    texts = [f"leave leave leave policy {n}" for n in "abcde"] + [
+        "parental leave lasts sixteen weeks"
+    ]
     for i, t in enumerate(texts):
         index.upsert_document(
             f"d{i}",

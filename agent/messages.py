@@ -9,6 +9,8 @@ gives (en, uk, ru, zh, ja, de, fr, …).
 
 from __future__ import annotations
 
+from ingest.lexicon import lexicon
+
 LANGUAGES = ("en", "uk", "ru", "zh", "ja", "de")
 
 CATALOGUE: dict[str, dict[str, str]] = {
@@ -75,22 +77,6 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "zh": "对于{audience}：",
         "ja": "{audience}の場合：",
         "de": "Für {audience}:",
-    },
-    "audience_contractors": {
-        "en": "contractors",
-        "uk": "підрядників",
-        "ru": "подрядчиков",
-        "zh": "承包商",
-        "ja": "契約者",
-        "de": "Auftragnehmer",
-    },
-    "audience_employees": {
-        "en": "employees",
-        "uk": "працівників",
-        "ru": "сотрудников",
-        "zh": "员工",
-        "ja": "従業員",
-        "de": "Mitarbeitende",
     },
     "no_crm_access": {
         "en": "You don't have access to customer records.",
@@ -238,9 +224,9 @@ def say(lang: str, key: str, **values: object) -> str:
 
 
 def audience_name(lang: str, audience: str) -> str:
-    """An audience in ``lang``: Footnote's own word for staff and contractors, else the group as
-    the documents and the directory name it ("interns"): audiences are an open set."""
-    return say(lang, f"audience_{audience}") if f"audience_{audience}" in CATALOGUE else audience
+    """An audience in ``lang`` as ``ingest/words/<lang>.yaml`` names it after "for", else as the
+    documents and the directory name it ("interns"): audiences are an open set."""
+    return lexicon().named.get((lang, audience), audience)
 
 
 def quote_list(items: list[str], lang: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 import yaml
@@ -39,6 +40,7 @@ class Lexicon:
     forms: dict[str, str]  # a word for any group of people → its audience (the above included)
     phrases: dict[str, tuple[str, ...]]  # list name ("applies", "joins", …) → its phrases
     dangling: frozenset[str]  # words a title never ends with
+    named: dict[tuple[str, str], str]  # (language, audience) → its name after "for" in replies
 
     @property
     def sorted_audiences(self) -> frozenset[str]:
@@ -65,10 +67,22 @@ def _groups(value: Any, where: str) -> dict[str, list[str]]:
     return {str(k).lower(): _words(v, f"{where}.{k}") for k, v in value.items()}
 
 
+def _names(value: Any, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ConfigError(f"{where} must map an audience to one word; fix it in ingest/words/")
+    return {str(k).lower(): v.strip() for k, v in value.items() if v.strip()}
+
+
 @functools.cache
 def lexicon() -> Lexicon:
     """Every language's file, merged; read once, on first use."""
-    folder = resources.files("ingest") / "words"
+    return read_lexicon(resources.files("ingest") / "words")
+
+
+def read_lexicon(folder: Traversable) -> Lexicon:
+    """Every ``<lang>.yaml`` of ``folder``, merged; a list or a name it cannot read names the fix."""
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name)
     if not files:
         raise ConfigError("no word lists in ingest/words/: reinstall Footnote (make install)")
@@ -78,10 +92,11 @@ def lexicon() -> Lexicon:
     forms: dict[str, str] = {}
     phrases: dict[str, list[str]] = {name: [] for name in _LISTS}
     dangling: set[str] = set()
+    named: dict[tuple[str, str], str] = {}
     for f in files:
         data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
         audience, title = data.get("audience") or {}, data.get("title") or {}
-        unknown = (set(audience) - {*_LISTS, *_GROUPS}) | (set(title) - {"dangling"})
+        unknown = (set(audience) - {*_LISTS, *_GROUPS, "named"}) | (set(title) - {"dangling"})
         if unknown:
             raise ConfigError(f"ingest/words/{f.name}: unknown list(s) {sorted(unknown)}")
         for kind in _GROUPS:
@@ -97,6 +112,15 @@ def lexicon() -> Lexicon:
         for name in _LISTS:
             phrases[name] += _words(audience.get(name), f"{f.name}: audience.{name}")
         dangling.update(_words(title.get("dangling"), f"{f.name}: title.dangling"))
+        lang = f.name.removesuffix(".yaml")
+        for key, word in _names(audience.get("named"), f"{f.name}: audience.named").items():
+            named[(lang, key)] = word
+    unknown_named = sorted({key for _, key in named} - set(forms.values()))
+    if unknown_named:
+        raise ConfigError(
+            f"ingest/words/: audience.named names {unknown_named}, which no file lists under"
+            " staff, outside_staff or people"
+        )
     if len(staff) != 1:
         raise ConfigError(
             f"ingest/words/: every file must name the same one staff audience, found {sorted(staff)}"
@@ -108,4 +132,5 @@ def lexicon() -> Lexicon:
         forms=forms,
         phrases={name: tuple(dict.fromkeys(words)) for name, words in phrases.items()},
         dangling=frozenset(dangling),
+        named=named,
     )

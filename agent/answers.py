@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from agent.answer_model import AnswerModel, Candidate
+from agent.calibration import Calibration as C
 from agent.passages import Passage
 from agent.reasoning import Sentence
 from agent.terms import TermStats
@@ -212,6 +213,18 @@ class Opinion:
             Sentence(j.unit.text, [j.unit.passage], score=round(j.p, 3))
             for j in choose(ranked, self.rescue_at)
         ]
+
+    def prefers(self, units: Sequence[Unit]) -> int:
+        """Which of ``units`` (the rules' best first) should lead: the one the model finds at
+        least ``Calibration.model_odds`` times as likely to answer as the rules' best; 0 (the
+        rules' best) when none is, or where the cross-encoder reads no English."""
+        question, lang, passages, model, stats = self._args
+        if lang != "en" or not all(self._english[u.passage] for u in units):
+            return 0
+        cands = [candidate(u, passages[u.passage]) for u in units]
+        ps = model.probabilities(question, lang, cands, stats).tolist()
+        pick = max(range(len(ps)), key=lambda i: (ps[i], -i))
+        return pick if ps[pick] >= C.model_odds * ps[0] else 0
 
     def vetoes(self, quotes: Sequence[Sentence]) -> bool:
         """True when every quote is one the model read and none reaches ``veto_at``."""

@@ -80,6 +80,11 @@ class Calibration:
     similar_figures_words = 0.35  # … or this share and the same figures
     fit_full_at = 0.5  # a fit of value or row counts whole from this score, less below it
 
+    # --- the answer model among the rules' near-best units (offline._model_first), set by data:
+    # the dev splits (docs/quality.md, "The answer model among the rules' near best")
+    model_reads = 4  # the rules' best units it reads, the best included (8 read twice the pairs)
+    model_odds = 3.0  # it leads when this many times as likely to answer (2 and 5 gained less)
+
     # --- two sources that disagree (extract.conflict), by hand on the golden set
     conflict_near = 0.2  # the other unit scores within this of the chosen one
     conflict_keys = 0.6  # share of the key terms both state

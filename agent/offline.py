@@ -475,6 +475,8 @@ class OfflineReasoner:
                 if not rescued and not conclusions:
                     missing.append(sub)
                 continue
+            if opinion is not None:
+                extract = _model_first(extract, opinion)
             labelled = self._per_audience(sub, wants, passages, asker, lang) if mixed else None
             quotes = labelled or self._quotes(extract, wants, passages, asker)
             if opinion is not None and opinion.vetoes(quotes):
@@ -806,3 +808,20 @@ def _tool_lines(p: Passage, question: str, concluded: bool) -> list[str]:
         orders = [ln for ln in lines if ln.startswith("Order ")]
         return orders[-1:] or lines[:1]
     return lines
+
+
+def _model_first(extract: Extract, opinion: Opinion) -> Extract:
+    """The unit the answer model finds far likelier to answer than the rules' best leads, when
+    the rules score it near the best: the rules weigh words and resemblance alike for every
+    question, the model read the question and the unit together ("how many days do we get":
+    the entitlement, not the carry-over cap, though both say days)."""
+    ranked = extract.ranked
+    if len(ranked) < 2 or ranked[0].score <= 0:
+        return extract
+    first, best = ranked[0], ranked[0].score
+    near = [first] + [s for s in ranked[1 : C.model_reads] if s.score >= C.near_best_at * best]
+    pick = opinion.prefers([s.unit for s in near]) if len(near) > 1 else 0
+    if not pick:
+        return extract
+    lead = replace(near[pick], score=best)
+    return replace(extract, ranked=[lead, *(s for s in ranked if s is not near[pick])])

@@ -69,6 +69,7 @@ def _gates() -> dict[str, Callable[[], mock._patch]]:  # type: ignore[type-arg]
         "credits": off(synonym_credit=0.0, reworded_credit=0.0),
         "following": off(following_at=math.inf),
         "adds": off(adds_at=math.inf),
+        "model_first": off(model_odds=math.inf),
     }
 
 
@@ -96,6 +97,7 @@ TERMS = [
     "credits",
     "following",
     "adds",
+    "model_first",
 ]
 
 

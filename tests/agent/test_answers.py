@@ -219,3 +219,37 @@ def test_the_model_overrules_nothing_in_a_language_its_cut_offs_were_not_set_on(
     other = Opinion("Wann treffen sich die Freiwilligen?", "de", [GARDEN], model, None)  # type: ignore[arg-type]
     assert other.rescue() == []
     assert not other.vetoes([Sentence("Tools are lent from the shed by the pond.", [0])])
+
+
+LEAVE = passage(
+    "Interns may carry over up to three unused days of leave into the next year.\n"
+    "Interns get twelve days of leave each year.",
+    doc="leave",
+)
+DAYS = "How many days of leave do interns get?"
+
+
+def _leave_answer(probs: dict[str, float], question: str = DAYS) -> list[str]:
+    reasoner = OfflineReasoner(
+        lambda: TermStats.from_texts([LEAVE.text, GARDEN.text]),
+        (),
+        FakeModel(probs, rescue_at=1.0, veto_at=0.0),  # type: ignore[arg-type]
+    )
+    draft = asyncio.run(reasoner.answer(question, [question], [LEAVE], []))
+    return [s.text for s in draft.sentences]
+
+
+def test_a_unit_the_model_finds_far_likelier_leads_the_rules_near_best() -> None:
+    # the rules alone (the model sees both alike) put the carry-over first: it says every word
+    rules = _leave_answer({"Interns may": 0.1, "Interns get": 0.1})
+    assert rules[0].startswith("Interns may carry over")
+    assert _leave_answer({"Interns may": 0.1, "Interns get": 0.4})[0].startswith("Interns get")
+    # twice as likely is not enough to overrule the rules (``Calibration.model_odds``)
+    assert _leave_answer({"Interns may": 0.1, "Interns get": 0.2}) == rules
+
+
+def test_the_model_reorders_nothing_in_a_language_it_does_not_read() -> None:
+    question = "Wie viele Urlaubstage bekommen Praktikanten? days leave interns"
+    assert _leave_answer({"Interns may": 0.1, "Interns get": 0.9}, question) == _leave_answer(
+        {}, question
+    )

@@ -27,7 +27,7 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -372,11 +372,15 @@ class AnswerModel:
         cands: Sequence[Candidate],
         stats: TermStats,
         at: float | None = None,
+        only: Collection[int] | None = None,
     ) -> np.ndarray:
         """P(answers) per candidate. ``at``: only whether a probability reaches ``at`` matters to
         the caller, so a shortlisted pair that could not reach it whatever the cross-encoder
         said (its logit at ``logit_max``) is not read, and is given less than ``at``: on a
-        refusal most of the shortlist is such, and reading it was most of the turn."""
+        refusal most of the shortlist is such, and reading it was most of the turn. ``only``:
+        the candidates the caller reads; the others' pairs are not read, and their
+        probabilities are not to be used. The shortlist reads every candidate either way: its
+        signals are relative to the best of the turn's."""
         if not cands:
             return np.zeros(0)
         spec = self.spec
@@ -385,7 +389,9 @@ class AnswerModel:
         if self.cross is None or q_lang != "en":
             return probs
         best = np.argsort(-short, kind="stable")[: spec.shortlist_size]
-        english = [int(i) for i in best if cands[int(i)].lang == "en"]
+        english = [
+            int(i) for i in best if cands[int(i)].lang == "en" and (only is None or int(i) in only)
+        ]
         out = np.zeros(len(cands))
         top = spec.logit_max
         if at is not None and top is not None and spec.cross_calibration.a > 0:

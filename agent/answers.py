@@ -221,8 +221,15 @@ class Opinion:
         question, lang, passages, model, stats = self._args
         if lang != "en" or not all(self._english[u.passage] for u in units):
             return 0
-        cands = [candidate(u, passages[u.passage]) for u in units]
-        ps = model.probabilities(question, lang, cands, stats).tolist()
+        every = candidates(passages)  # the shortlist weighs each against the turn's best
+        at = {(u.passage, u.order, u.text): i for i, u in enumerate(every)}
+        found = [at.get((u.passage, u.order, u.text)) for u in units]
+        wanted = [i for i in found if i is not None]
+        if len(wanted) < len(found):
+            return 0
+        cands = [candidate(u, passages[u.passage]) for u in every]
+        probs = model.probabilities(question, lang, cands, stats, only=set(wanted))
+        ps = [float(probs[i]) for i in wanted]
         pick = max(range(len(ps)), key=lambda i: (ps[i], -i))
         return pick if ps[pick] >= C.model_odds * ps[0] else 0
 

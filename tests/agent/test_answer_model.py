@@ -137,6 +137,23 @@ def test_the_cross_encoder_reads_only_the_shortlist_and_each_pair_once() -> None
     assert len(cross.read) == 2  # remembered
 
 
+def test_only_the_pairs_asked_for_are_read_and_they_score_as_among_all() -> None:
+    """The shortlist weighs each candidate against the best of all of them, so the ones asked
+    for score as they would in the turn; the cross-encoder reads only those."""
+    stats = TermStats.from_texts(TEXTS)
+    question = "when do volunteers plant saplings"
+    cands = [
+        Candidate(t, "", "en", "sentence", 0, use)
+        for t, use in zip(TEXTS, (0.9, 0.1, 0.8, 0.2), strict=True)
+    ]
+    full = AnswerModel(spec(size=4), CountingCross()).probabilities(question, "en", cands, stats)  # type: ignore[arg-type]
+    cross = CountingCross()
+    model = AnswerModel(spec(size=4), cross)  # type: ignore[arg-type]
+    some = model.probabilities(question, "en", cands, stats, only={2})
+    assert [t for _, t in cross.read] == [TEXTS[2]]
+    assert some[2] == full[2]
+
+
 def test_a_pair_that_could_not_reach_the_cut_off_is_not_read() -> None:
     """When only "does it reach 0.5?" matters, a shortlisted pair whose probability stays under
     0.5 even at the highest logit the head can give is left unread, and every unit's answer to

@@ -117,7 +117,7 @@ class FakeModel:
         self.spec = SimpleNamespace(rescue_at=rescue_at, veto_at=veto_at)
         self.at: list[float | None] = []  # what each call said it needs exact
 
-    def probabilities(self, question, lang, cands, stats, at=None) -> np.ndarray:
+    def probabilities(self, question, lang, cands, stats, at=None, only=None) -> np.ndarray:
         self.at.append(at)
         return np.array(
             [next((v for k, v in self.probs.items() if c.text.startswith(k)), 0.0) for c in cands]

@@ -14,22 +14,16 @@ from ingest.sparse import BM25Encoder
 
 
 def passage(doc_id: str, text: str, updated: str = "", audience: tuple[str, ...] = ()) -> Passage:
-    return Passage(
-        doc_id=doc_id,
-        chunk_id=f"{doc_id}#0",
-        parent_id="",
-        title="Badges",
-        breadcrumbs="Badges › Lost",
-        text=text,
-        source="",
-        link="",
-        anchor="",
-        page=None,
-        updated=updated,
-        owner="",
-        lang="en",
-        score=0.0,
-        audience=audience,
+    return Passage.from_payload(
+        {
+            "doc_id": doc_id,
+            "chunk_id": f"{doc_id}#0",
+            "title": "Badges",
+            "breadcrumbs": "Badges › Lost",
+            "text": text,
+            "updated": updated,
+            "audience": list(audience),
+        }
     )
 
 

@@ -27,6 +27,7 @@ from itertools import takewhile
 from agent.calibration import Calibration as C
 from agent.messages import say
 from agent.passages import Passage
+from agent.phrasing import pattern
 from agent.questions import Asks, latin_names, matches_kind, names_all, required_terms
 from agent.reasoning import Sentence
 from agent.scope import unit_audience
@@ -217,15 +218,8 @@ def abbreviations(passages: Sequence[Passage]) -> dict[str, frozenset[str]]:
     return out
 
 
-# a section of worked examples, or a sentence that gives one: cases that illustrate a rule
-_EXAMPLES = re.compile(
-    r"\bexamples?\b|\bcase stud(?:y|ies)\b|\bscenarios?\b|\bbeispiele?\b|"
-    r"(?<!\w)(?:приклад|пример)\w*|示例|例子|事例|実例|具体例",
-    re.I,
-)
-_AN_EXAMPLE = re.compile(r"^(?:example|e\.g\.|beispiel|приклад|пример|例)\w*\s*[:：]", re.I)
-
-_SEVERAL = re.compile(r"\b(?:and|und|et|y)\b|(?<!\w)(?:і|та|и)(?!\w)|[,&+和及、]", re.I)
+# a value that names several things: a list mark, or the lists ``several`` of agent/patterns/
+_LIST_MARKS = re.compile(r"[,&+]")
 
 
 def fits_value(asks: Asks, unit: Unit, lang: str) -> bool:
@@ -307,7 +301,9 @@ def score_units(
     column: dict[str, list[frozenset[str]]] = {}
     for u in all_units:
         for header, value in u.cells.items():
-            if _SEVERAL.search(value):  # "Budget owner and department head": a list of several
+            if _LIST_MARKS.search(value) or pattern("several").search(
+                value
+            ):  # "Budget owner and department head": a list of several
                 column.setdefault(header, []).append(_tokens(value, passages[u.passage].lang))
     for unit in all_units:
         p = passages[unit.passage]
@@ -371,8 +367,8 @@ def score_units(
         )  # another ticket, office…
         if about:
             base += C.about_bonus
-        if (_EXAMPLES.search(heads) or _AN_EXAMPLE.match(unit.text)) and not (
-            _EXAMPLES.search(question) or about
+        if (pattern("examples").search(heads) or pattern("an_example").match(unit.text)) and not (
+            pattern("examples").search(question) or about
         ):
             base -= C.example_cost  # a worked example illustrates the rule; it is not the rule
         if (

@@ -40,6 +40,7 @@ from agent.extract import (
 from agent.followups import customer_in
 from agent.messages import audience_name, say
 from agent.passages import Passage
+from agent.phrasing import pattern
 from agent.questions import Asks, asks, latin_names, matches_kind, names_all
 from agent.reasoning import (
     Check,
@@ -61,26 +62,9 @@ from ingest.languages import detect_lang, tokenize
 from ingest.sentences import sentences
 from ingest.stopwords import STOPWORDS
 
-_SMALLTALK = re.compile(
-    r"^\s*(hi|hello|hey|hallo|good (morning|afternoon|evening)|thanks?( you)?|thank you|cheers|"
-    r"who are you|what can you do|help|привіт|дякую|你好|谢谢)\b[\s!.?]*$",
-    re.I,
-)
-_TICKET = re.compile(
-    r"\b(open|create|file|raise|log|submit)\s+(a\s+|an\s+)?(new\s+)?(support\s+|it\s+|help\s*desk\s+)?ticket\b[:\s-]*",
-    re.I,
-)
-# "…, and who books the ticket?", "… and the daily per diem?": "and" before a new question word,
-# or before an article after a comma, starts a new part
-_SPLIT = re.compile(
-    r"\s*(?:;|\band also\b|\band tell me\b|(?:,\s*)?\band (?=(?:whether|which|what|how|when|who|"
-    r"where|whom|is|are|do|does|can|did|will|should|in which|in what|for which|by when|by what|"
-    r"at what)\b)|,\s*and (?=(?:the|its|their|a|an)\b)|"
-    # "…, and up to what amount is a claim paid?": a preposition before the question word
-    r",\s*and (?=(?:up to|down to|from|for|at|in|by|under|over|after|before)\s+(?:what|which|how)\b)|"
-    r"\band (?=the (?:daily|monthly|yearly|annual|weekly)\b))\s*",
-    re.I,
-)
+# The phrasings a message is read by (a greeting, a ticket, where a message asks a second question,
+# a follow-up's "it", a question about whole documents) are lists of agent/patterns/. The two
+# comparisons below stay here: English grammar whose named parts the code takes apart.
 _COMPARE = re.compile(
     r"^(?P<what>.*?)\s*\b(?:differ|compare|vary)\b\s+(?:between|for)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)[?？.]?$",
     re.I,
@@ -90,16 +74,6 @@ _COMPARE_WITH = re.compile(
     re.I,
 )
 _NAME = re.compile(r"(?<=[\s(“\"'])[A-ZÀ-ÖØ-Þ][\w’'-]+")
-_ANAPHORA = re.compile(
-    r"\b(?:it|its|they|them|their|this|that|these|those|the bug|the issue|the problem)\b", re.I
-)
-
-
-_OVERVIEW = re.compile(
-    r"^\s*(?:compare|summari[sz]e|give me an overview|(?:an )?overview of|show me|what (?:do|does) "
-    r".{3,60} (?:say|cover))\b",
-    re.I,
-)
 
 
 def _documents_named(question: str, passages: Sequence[Passage]) -> list[str]:
@@ -161,7 +135,7 @@ def _parts(question: str) -> list[str]:
     versus = _COMPARE_WITH.match(question.strip())
     if versus:  # "How does the P1 first-response target compare with the SEV1 acknowledgement?"
         return [versus.group("a"), versus.group("b")]
-    return _SPLIT.split(question)
+    return re.split(rf"\s*(?:{pattern('part_break').pattern})\s*", question, flags=re.I)
 
 
 def similarity(p: Passage, cross_lingual: bool) -> float:
@@ -255,10 +229,10 @@ class OfflineReasoner:
 
     async def route(self, text: str, history: Sequence[Message]) -> Route:
         clean = text.strip()
-        if _SMALLTALK.match(clean):
+        if pattern("smalltalk").match(clean):
             return Route("smalltalk", clean)
-        if _TICKET.search(clean):
-            title = _TICKET.sub("", clean, count=1).strip(" :.-") or clean
+        if pattern("ticket").search(clean):
+            title = pattern("ticket").sub("", clean, count=1).strip(" :.-") or clean
             return Route("ticket", clean, ticket_title=title[:120])
         # follow-ups arrive already read against the conversation (``agent/followups``)
         speller = self.stats.speller
@@ -291,7 +265,7 @@ class OfflineReasoner:
         amount = _amount(f"{context} {parts[0]}")
         out = []
         for k, q in enumerate(parts):
-            if len(tokenize(q)) < 3 or _ANAPHORA.search(q):
+            if len(tokenize(q)) < 3 or pattern("anaphora").search(q):
                 # "What should I do?", "by when must I use them?" need what they refer to
                 lead = context or (parts[0] if k else "")
                 out.append(f"{lead} — {q}?" if lead else f"{q}?")
@@ -317,7 +291,11 @@ class OfflineReasoner:
         grades = []
         latin = latin_names(question, q_lang)
         # "compare the expense policies": the documents it names are what it asks about
-        named = set(_documents_named(question, passages)) if _OVERVIEW.search(question) else set()
+        named = (
+            set(_documents_named(question, passages))
+            if pattern("overview").search(question)
+            else set()
+        )
         for p in passages:
             if p.doc_id in named:
                 grades.append(Grade("relevant", C.relevant_at, "a document the question names"))
@@ -453,7 +431,7 @@ class OfflineReasoner:
             self._credit_synonyms(extract)
             if said:
                 extract = self._beyond(extract, said, wants)
-            overview = _documents_named(sub, passages) if _OVERVIEW.search(sub) else []
+            overview = _documents_named(sub, passages) if pattern("overview").search(sub) else []
             if overview:  # "compare the two expense policies": what each of them is for
                 for doc_id in overview:
                     best = _what_it_covers(

@@ -10,120 +10,48 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from agent.phrasing import pattern
 from agent.values import OVER, UNDER, Quantity, dates, durations, names_a_month, quantities
 from ingest.languages import detect_lang, fold_versions, tokenize
 
 Kind = Literal["number", "date", "duration", "who", "where", "how", "yesno", "any"]
 Dimension = Literal["date", "version", "amount"]
+# the kinds a question's words say, tried in this order ("how many days" asks for a duration, not
+# a number); each is the list ``<kind>_question`` of agent/patterns/
+_KINDS: tuple[Kind, ...] = ("duration", "number", "date", "who", "where", "yesno")
 
-_NUMBER_Q = re.compile(
-    r"\bhow (?:many|much)\b|\bwhat(?:'s| is| are)? (?:the )?(?:price|cost|rate|percentage|amount|"
-    r"limit|cap|fee|budget|allowance|salary|range|band|maximum|minimum|number|share|factor)\b|"
-    r"\bhow (?:big|high|large)\b|скільки|сколько|多少|几|いくら|何人|何日|wie (?:viel|hoch|groß)",
-    re.I,
-)
-_DURATION_Q = re.compile(
-    r"\bhow (?:long|soon|quickly|fast)\b|\bwithin how\b|\bhow many (?:days|weeks|months|hours)\b|"
-    r"\bhow much (?:time|notice|lead time)\b|\bwie viel (?:Zeit|Vorlauf)\b|"
-    r"як довго|протягом якого|скільки (?:є )?часу|сколько (?:у меня )?времени|多长时间|多少时间|"
-    r"多久|どのくらい|どれくらい|何日前|wie lange",
-    re.I,
-)
-# "when" asks at the start or before a verb ("tell me when is payday"); "when I travel" is a clause
-_DATE_Q = re.compile(
-    r"^\W*(?:and\s+|so\s+|but\s+)?when\b|\bwhen\s+(?:is|are|was|were|do|does|did|will|would|"
-    r"should|can|could|must|has|have)\b|\bby when\b|\buntil when\b|\bwhat (?:date|time|day)\b|\bwhich (?:date|day|month)\b|\bdeadline\b|"
-    r"\bby what date\b|^\W*(?:а\s+|і\s+|и\s+|та\s+)?(?:коли|когда)\b|"
-    r"什么时候|何时|哪天|いつ|\bwann\b|bis wann|о котрій|в котором часу",
-    re.I,
-)
-_WHO_Q = re.compile(
-    r"\bwho\b|\bwhom\b|\bwhose\b|\bwhich (?:team|person|role|department|customer|client|company|"
-    r"vendor|supplier|employee|manager|colleague)\b|хто|кто|谁|誰|\bwer\b",
-    re.I,
-)
-_WHERE_Q = re.compile(
-    r"\bwhere\b|\bwhich (?:address|city|office|tool|system)\b|(?<!\w)(?:де|где|куди|куда)\b|哪里|在哪|"
-    r"どこ|\bwo(?:hin)?\b",
-    re.I,
-)
-_YESNO_Q = re.compile(
-    r"^\s*(?:can|could|may|do|does|did|is|are|was|were|will|should|am|has|have)\b|"
-    r"^\s*(?:чи|ли)\b|吗[？?]?$|^(?!.*(?:何|いくら|どこ|いつ|誰|だれ|どの|どれ|どう|なぜ)).*ですか[？?]?$|^\s*(?:kann|darf|muss|ist|gibt)\b",
-    re.I,
-)
-
-_MOST = {
-    # not "maximum"/"minimum": "the maximum I can spend in London" asks for a limit, not a rank
-    "high": re.compile(
-        r"\b(?:highest|most expensive|largest|biggest|pays? the most|costs? the most)\b|найвищ|"
-        r"найбільш|наибольш|самый высок|最高|最贵|höchste|teuerste",
-        re.I,
-    ),
-    "low": re.compile(
-        r"\b(?:lowest|cheapest|smallest|least expensive|pays? the least|costs? the least)\b|"
-        r"найнижч|найменш|наименьш|самый низк|最低|最便宜|niedrigste|günstigste",
-        re.I,
-    ),
-    # "last year", "first class", "first response" are not superlatives: "last"/"first" count
-    # only before something that can be ordered
-    "late": re.compile(
-        r"\b(?:latest|newest|most recent)\b|\blast(?!\s+(?:year|month|week|night|time|day|name|"
-        r"minute|resort))\b|останн|найнов|последн|новейш|最新|最后|neueste|letzte",
-        re.I,
-    ),
-    "early": re.compile(
-        r"\b(?:earliest|oldest)\b|\bfirst(?!\s*(?:-|class|time|day|week|month|year|response|"
-        r"line|aid|name|half|step|of|reply))\b|найстар|старейш|最早|最初|älteste",
-        re.I,
-    ),
-}
-_DIMENSION = {
-    "version": re.compile(r"\b(?:version|release|releases|build)\b|верс|版本|バージョン", re.I),
-    "date": re.compile(
-        r"\b(?:date|day|holiday|change|changed|revision|update|updated|when|deadline)\b|"
-        r"свят|дата|день|日期|节|祝日|feiertag|datum",
-        re.I,
-    ),
-}
+# the extreme a question asks for, by its list in agent/patterns/
+_MOST = {"high": "highest", "low": "lowest", "late": "latest", "early": "earliest"}
 
 
 # A terse question names what it wants without a question word ("Mileage rate for my own car?",
 # "Free trial length?", "VPN port?"): the noun it asks for says the kind.
-_QUESTION_WORD = re.compile(
-    r"\b(?:what|which|who|whom|whose|where|when|why|how|is|are|do|does|can|could|may|should|"
-    r"will|would|did|has|have)\b",
-    re.I,
-)
 _TERSE = {
-    "duration": re.compile(r"\b(?:length|duration|period|window|term|lead time)s?\b", re.I),
-    "number": re.compile(
-        r"\b(?:rate|price|cost|fee|cap|limit|amount|allowance|budget|salary|percentage|port|"
-        r"number|rates|prices|costs|fees|caps|limits|per diem)\b",
-        re.I,
-    ),
-    "date": re.compile(r"\b(?:deadline|date|due date|cut-?off|payday|pay day)\b", re.I),
-    "where": re.compile(r"\b(?:address|location)\b", re.I),
+    "duration": "terse_duration",
+    "number": "terse_number",
+    "date": "terse_date",
+    "where": "terse_where",
 }
 
 
 def _terse_kind(question: str, lang: str) -> tuple[Kind, str] | None:
     """The kind a terse question asks for, and the noun that says so."""
-    if lang != "en" or _QUESTION_WORD.search(question) or len(question.split()) > 8:
+    if lang != "en" or pattern("question_word").search(question) or len(question.split()) > 8:
         return None
     # the last such noun is the head: "Salary payday?" asks for a day, not a salary
-    found = [(m.start(), k, m.group(0)) for k, p in _TERSE.items() for m in p.finditer(question)]
+    found = [
+        (m.start(), k, m.group(0))
+        for k, name in _TERSE.items()
+        for m in pattern(name).finditer(question)
+    ]
     if not found:
         return None
     _, kind, noun = max(found)
     return kind, noun  # type: ignore[return-value]
 
 
-_VERSION_Q = re.compile(
-    r"\b(?:which|what|in which|in what)\s+(?:version|release|build)\b|\b(?:version|release)s?\b|"
-    r"\bv?\d+[._]\d+(?:[._]\d+)?\b|верс|版本|バージョン",
-    re.I,
-)
+# a version number asks about versions in any language: "2.3", "v2_3_1"
+_VERSION_NUMBER = re.compile(r"\bv?\d+[._]\d+(?:[._]\d+)?\b")
 
 
 # "over 50k": the words that put a value just above or below the one named, as rules write them
@@ -133,18 +61,7 @@ _UNDER = re.compile(rf"(?<!\w){UNDER}\s*$", re.I)
 
 # "up to what amount …?" asks where a rule stops (the row "up to 500 EUR"), "from what amount …?"
 # where one starts (the row "above 500 EUR")
-_BOUND = {
-    "upper": re.compile(
-        r"\b(?:up to|until|till|at most) (?:what|which|how)\b|\bbis zu (?:welche|wie)|"
-        r"(?<!\w)до (?:якої|якого|какой|какого|скільки|скольки)(?!\w)",
-        re.I,
-    ),
-    "lower": re.compile(
-        r"\b(?:from|above|over|beyond|starting (?:at|from)) (?:what|which|how)\b|"
-        r"\bab (?:welche|wie)|(?<!\w)(?:від|с|от|начиная с) (?:якої|якого|какой|какого)(?!\w)",
-        re.I,
-    ),
-}
+_BOUND = {"upper": "up_to_what", "lower": "from_what"}
 
 
 @dataclass(frozen=True)
@@ -165,18 +82,10 @@ class Asks:
 def asks(question: str) -> Asks:
     lang = detect_lang(question)
     kind: Kind = "any"
-    if _DURATION_Q.search(question):
-        kind = "duration"
-    elif _NUMBER_Q.search(question):
-        kind = "number"
-    elif _DATE_Q.search(question):
-        kind = "date"
-    elif _WHO_Q.search(question):
-        kind = "who"
-    elif _WHERE_Q.search(question):
-        kind = "where"
-    elif _YESNO_Q.search(question):
-        kind = "yesno"
+    for candidate in _KINDS:  # in this order: "how many days" asks for a duration
+        if pattern(f"{candidate}_question").search(question):
+            kind = candidate
+            break
     terse = None if kind != "any" else _terse_kind(question, lang)
     if terse:
         kind = terse[0]
@@ -188,18 +97,20 @@ def asks(question: str) -> Asks:
             quantity = replace(quantity, value=quantity.value * (1 + 1e-9) + 1e-9)
         elif _UNDER.search(before):
             quantity = replace(quantity, value=quantity.value * (1 - 1e-9) - 1e-9)
-    extreme = next((e for e, pattern in _MOST.items() if pattern.search(question)), None)
+    extreme = next((e for e, name in _MOST.items() if pattern(name).search(question)), None)
     dimension: Dimension | None = None
     if extreme:
         if extreme in ("late", "early"):
-            dimension = "version" if _DIMENSION["version"].search(question) else "date"
+            dimension = "version" if pattern("version_dimension").search(question) else "date"
         else:
             dimension = "amount"
-    about_versions = bool(_VERSION_Q.search(question))
+    about_versions = bool(
+        pattern("versions_asked").search(question) or _VERSION_NUMBER.search(question)
+    )
     # "length", "period" are said by the value ("14 days"); "port", "rate" are words tables use
     noun = terse[1] if terse and kind in ("duration", "date") else ""
     thing = asked_thing(question) if lang == "en" and not about_versions else ""
-    bound = next((b for b, pattern in _BOUND.items() if pattern.search(question)), None)
+    bound = next((b for b, name in _BOUND.items() if pattern(name).search(question)), None)
     return Asks(kind, lang, quantity, extreme, dimension, about_versions, noun, thing, bound)  # type: ignore[arg-type]
 
 
@@ -242,72 +153,39 @@ def asked_thing(question: str) -> str:
 
 
 _TIME = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)
-# a month's name counts only where it names a month (``names_a_month``): "you may" is no date
-_DATE_WORD = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}\b|"
-    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:q[1-4])\b|\d+\s*(?:月|日|号)|"
-    r"\b\d{1,2}(?:st|nd|rd|th)\b|\bend of\b|\bbefore\b|\bafter\b|"
-    r"\b(?:working|business|calendar) day\b|\b(?:each|every) (?:month|week|year)\b|"
-    r"(?:січ|лют|берез|квіт|трав|черв|лип|серп|верес|жовт|листоп|груд)",
-    re.I,
-)
+# a date besides a time and the lists ``date_words``; a month's name counts only where it names a
+# month (``names_a_month``): "you may" is no date
+_ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 
 
 def matches_kind(kind: Kind, text: str) -> bool:
     """Does ``text`` hold the kind of answer asked for (a number for "how many", a date or a
     time for "when")? Kinds that words cannot check (who, how, yes/no) always match."""
     if kind == "number":
-        return bool(re.search(r"\d", text) or _NUMBER_WORD.search(text))
+        return bool(re.search(r"\d", text) or pattern("number_words").search(text))
     if kind == "duration":  # a span of time: "30 days", "一个工作日"; not "15 楼" nor "one of"
         return bool(
             durations(text)
             or _TIME_SPAN.search(text)
-            or _SOON.search(text)
+            or pattern("soon").search(text)
             or dates(text, 2000)
             or names_a_month(text)
         )
     if kind == "date":  # "when should Tier 1 hand over?" — "within 4 hours" answers it too
         return bool(
             _TIME.search(text)
-            or _DATE_WORD.search(text)
+            or _ISO_DATE.search(text)
+            or pattern("date_words").search(text)
             or names_a_month(text)
-            or _WITHIN.search(text)
+            or pattern("within").search(text)
         )
     if kind == "who":
-        return bool(_SOMEONE.search(text) or _PERSON_NAME.search(text))
+        return bool(pattern("someone").search(text) or _PERSON_NAME.search(text))
     return True
 
 
-# a count written in words: English, the Han numerals of Chinese and Japanese ("一个工作日"),
-# Ukrainian, Russian and German
-_NUMBER_WORD = re.compile(
-    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|no|none)\b|"
-    r"[一二两三四五六七八九十百千万]|"
-    r"(?<!\w)(?:од(?:ин|на|но|ного|ної|ну)|дв(?:а|і|е|ох|ух)|три|чотири|четыре|п'ять|пять|шість|"
-    r"шесть|сім|семь|вісім|восемь|дев'ять|девять|десять)(?!\w)|"
-    r"\b(?:ein|eine|einen|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|zwölf)\b",
-    re.I,
-)
-# "9:00–18:00" lasts a while; "the same day", "immediately" say how soon without a number
+# "9:00–18:00" lasts a while (the list ``soon``: "the same day", "immediately" say how soon)
 _TIME_SPAN = re.compile(r"\b\d{1,2}[:.]\d{2}\s*(?:–|—|-|to|bis|до|至)\s*\d{1,2}[:.]\d{2}\b")
-_SOON = re.compile(
-    r"\b(?:the same|the next|the following) (?:working |business |calendar )?day\b|"
-    r"\bimmediately\b|\bsofort\b|(?<!\w)(?:одразу|негайно|сразу|немедленно)(?!\w)|当天|立即|即日",
-    re.I,
-)
-_WITHIN = re.compile(
-    r"\b(?:within|after|before|at least|no later than)\s+\d+\s*(?:working |business )?"
-    r"(?:minutes?|hours?|days?|weeks?|months?)\b",
-    re.I,
-)
-# who answers: a role, a team, an address, or a name inside the sentence
-_SOMEONE = re.compile(
-    r"@|\b(?:manager|team|lead|head|owner|department|desk|officer|director|admin|administrator|hr|"
-    r"finance|support|partner|agency|employee|contractor|person|people|ceo|cfo|cto|coo|board|"
-    r"committee|approver|reviewer|engineer|operations|you|your|tier|customer|client|vendor|"
-    r"supplier|colleague|lawyer|accountant|payroll|security|it)\b",
-    re.I,
-)
 _PERSON_NAME = re.compile(r"(?<![.:!?]\s)(?<=\s)[A-Z][a-z]+")
 
 

@@ -11,7 +11,16 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from agent.phrasing import pattern
-from agent.values import OVER, UNDER, Quantity, dates, durations, names_a_month, quantities
+from agent.values import (
+    ISO_4217,
+    OVER,
+    UNDER,
+    Quantity,
+    dates,
+    durations,
+    names_a_month,
+    quantities,
+)
 from ingest.languages import detect_lang, fold_versions, tokenize
 
 Kind = Literal["number", "date", "duration", "who", "where", "how", "yesno", "any"]
@@ -192,7 +201,9 @@ _PERSON_NAME = re.compile(r"(?<![.:!?]\s)(?<=\s)[A-Z][a-z]+")
 _IDENTIFIER = re.compile(r"\b(?:[A-Za-z]{1,6}-?\d[\w.-]*|\d+(?:\.\d+){1,3}|[A-Z]{2,}\d+)\b")
 # a capitalised word inside a sentence (not its first word)
 _NAME = re.compile(r"(?<![.!?:]\s)(?<=[\s(“\"'])(?:[A-ZÀ-ÖØ-ÞА-ЯІЇЄҐ][\w’'-]+)")
-_NOT_NAMES = {"I", "EUR", "USD", "OK", "PDF", "FAQ", "HR", "IT", "Q"}
+# capitals that name no one; a currency code is no name beside a number ("400 CHF"), whatever the
+# currency (``required_terms``), and a name otherwise ("my SAR": a Student Aid Report)
+_NOT_NAMES = {"I", "OK", "PDF", "FAQ", "HR", "IT", "Q"}
 
 
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9&'-]*")
@@ -229,8 +240,11 @@ def required_terms(question: str, lang: str) -> tuple[frozenset[str], frozenset[
         return frozenset(t for t in out if len(t) > 1)
 
     question = fold_versions(question)  # "release 2_3_1" names release 2.3.1
-    # "98.7%" and "4.99 EUR" are values, matched as values (agent/values), not identifiers
-    valued = [(q.start, q.end) for q in quantities(question, lang) if q.measure]
+    # "98.7%" and "4.99 EUR" are values, matched as values (agent/values), not identifiers, and
+    # the currency of "400 CHF" or "CHF 400" is no name: money is an open set
+    found = quantities(question, lang)
+    valued = [(q.start, q.end) for q in found if q.measure]
+    money = [(q.start, q.end) for q in found if q.money]
     identifiers = tokens(
         [
             m.group(0)
@@ -238,5 +252,12 @@ def required_terms(question: str, lang: str) -> tuple[frozenset[str], frozenset[
             if not any(a <= m.start() < b for a, b in valued)
         ]
     )
-    names = tokens([m.group(0) for m in _NAME.finditer(question) if m.group(0) not in _NOT_NAMES])
+    names = tokens(
+        [
+            m.group(0)
+            for m in _NAME.finditer(question)
+            if m.group(0) not in _NOT_NAMES
+            and not (m.group(0) in ISO_4217 and any(a <= m.start() < b for a, b in money))
+        ]
+    )
     return identifiers, names - identifiers

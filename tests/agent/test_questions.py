@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.questions import asked_thing, asks, matches_kind
+from agent.questions import asked_thing, asks, matches_kind, required_terms
 
 
 @pytest.mark.parametrize(
@@ -171,3 +171,22 @@ def test_a_month_is_a_date_only_where_it_names_a_month(text, ok):
 )
 def test_a_question_can_ask_where_a_rule_stops_or_starts(question, bound):
     assert asks(question).bound == bound
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is a 400 CHF claim paid for Zorblat trips?",
+        "Is a CHF 400 claim paid for Zorblat trips?",
+        "Is a claim of 1'200 SEK paid for Zorblat trips?",
+        "Is a JPY 9,000 dinner paid for Zorblat trips?",
+    ],
+)
+def test_a_currency_beside_a_number_is_money_not_a_name_an_answer_must_repeat(question):
+    """Any ISO 4217 code beside a number is the value's unit, not a name: a rule written "400
+    francs" or in a table under "Amount (CHF)" answers it as well as one that writes the code.
+    Without a number the capitals stay a name ("my SAR" is a Student Aid Report)."""
+    _, names = required_terms(question, "en")
+    assert names == {"zorblat"}
+    _, names = required_terms("How do I receive my SAR for Zorblat trips?", "en")
+    assert names == {"sar", "zorblat"}

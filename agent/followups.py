@@ -11,26 +11,24 @@ them. Anything else stands alone: the CRM customer of one turn never sticks to t
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent.phrasing import pattern
 from agent.turns import Message
 from agent.values import quantities
 from ingest.languages import detect_lang, tokenize
 
-_CONNECTIVE = re.compile(
-    r"^\s*(?:and|and if|and for|and what|and how|what about|how about|what if|also|but|same for|"
-    r"or|а|і|й|та|а якщо|а що|а як|и|а если|а что|а как|und|und wenn|was ist mit|wie ist es mit|"
-    r"auch|那|那么|还有|如果|那如果|では|じゃあ|それで|それと)(?=[\s,，、?？]|$)",
-    re.I,
-)
-_PRONOUN = re.compile(
-    r"\b(?:they|them|their|it|its|that|this|those|these|he|she|him|her|the customer)\b|"
-    r"\b(?:вони|їх|їм|це|воно|він|вона|они|их|им|это|оно|он|она|sie|ihnen|ihr|es|das|dies)\b|"
-    r"他们|她们|它|这个|那个|该客户",
-    re.I,
-)
+
+@functools.cache
+def _opens() -> re.Pattern[str]:
+    """A follow-up's opening word ("and", "what about", "а якщо", "那"), as a whole word: the
+    list ``follow_up_opens`` of agent/patterns/."""
+    return re.compile(rf"^\s*(?:{pattern('follow_up_opens').pattern})(?=[\s,，、?？]|$)", re.I)
+
+
 _CUSTOMER = re.compile(
     r"\b(?:customer|client|account)\s*(?:no\.?|number|id)?\s*#?\s*(\d{3,})\b|#(\d{3,})\b", re.I
 )
@@ -50,12 +48,16 @@ def customer_in(text: str) -> str | None:
 
 
 def is_follow_up(message: str) -> bool:
-    if _CONNECTIVE.match(message):
+    if _opens().match(message):
         return True
     content = tokenize(message, detect_lang(message))
     if len(content) <= 1:
         return True
-    return bool(_PRONOUN.search(message)) and len(content) <= 4 and not customer_in(message)
+    return (
+        bool(pattern("points_back").search(message))
+        and len(content) <= 4
+        and not customer_in(message)
+    )
 
 
 def _merge(previous: str, message: str) -> str:
@@ -71,17 +73,10 @@ def _merge(previous: str, message: str) -> str:
                 + message[replacement.start : replacement.end].strip()
                 + merged[old.end :]
             )
-    rest = _CONNECTIVE.sub("", message).strip(" ,，、")
+    rest = _opens().sub("", message).strip(" ,，、")
     return f"{merged.rstrip(' ?？.')} — {rest}" if rest else merged
 
 
-_ASKS = re.compile(
-    r"\b(?:who|whom|what|which|when|where|why|how|by when|until when|can|could|should|must|do|does|"
-    r"is|are|will)\b|хто|що|коли|де|як|скільки|кто|что|когда|где|как|сколько|wer|was|wann|wo|wie|"
-    r"谁|什么|何时|哪|怎么|多少|誰|何|いつ|どこ|どう|いくら",
-    re.I,
-)
-_IT = re.compile(r"\b(?:it|that|this)\b(?!\s+(?:is|was)\b\s*\?)", re.I)
 # "a P2 ticket", "the deposit for a flat", "my laptop": what an earlier question was about
 _TOPIC = re.compile(
     r"\b(?:the|a|an|my|our|your|this|that)\s+((?:[\w%-]+\s+){0,2}?[\w%-]+"
@@ -105,7 +100,7 @@ def _topic(question: str) -> str | None:
 def _renamed(previous: str, message: str) -> str | None:
     """ "А Business?" after a question about the Team plan: the previous question with the new name
     in place of its own, when the message is nothing but that name."""
-    rest = _CONNECTIVE.sub("", message).strip(" ,，、?？.")
+    rest = _opens().sub("", message).strip(" ,，、?？.")
     if not rest or len(rest.split()) > 2 or not rest[:1].isupper():
         return None
     old = _NAME.findall(previous)  # not the sentence's first word
@@ -117,23 +112,29 @@ def _renamed(previous: str, message: str) -> str | None:
 def _substituted(previous: str, message: str) -> str | None:
     """ "And by when should it be fixed?" after "How fast do we reply to a P2 ticket?": the
     message as its own question, with what "it" stood for written out."""
-    rest = _CONNECTIVE.sub("", message).strip(" ,，、")
+    rest = _opens().sub("", message).strip(" ,，、")
     topic = _topic(previous)
-    if topic is None or not _ASKS.match(rest) or not _IT.search(rest):
+    if (
+        topic is None
+        or not pattern("follow_up_asks").match(rest)
+        or not pattern("it_refers").search(rest)
+    ):
         return None
-    out = _IT.sub(topic, rest, count=1)
+    out = pattern("it_refers").sub(topic, rest, count=1)
     return out[:1].upper() + out[1:]
-
-
-_THEY = re.compile(r"\b(?:they|them|the customer)\b", re.I)
 
 
 def _for_customer(message: str, customer: str | None) -> str | None:
     """ "Can they still get a refund?" after a question about customer 4502: asked of them."""
-    rest = _CONNECTIVE.sub("", message).strip(" ,，、")
-    if not customer or customer_in(rest) or not _ASKS.match(rest) or not _THEY.search(rest):
+    rest = _opens().sub("", message).strip(" ,，、")
+    if (
+        not customer
+        or customer_in(rest)
+        or not pattern("follow_up_asks").match(rest)
+        or not pattern("they_refers").search(rest)
+    ):
         return None
-    out = _THEY.sub(f"customer {customer}", rest, count=1)
+    out = pattern("they_refers").sub(f"customer {customer}", rest, count=1)
     out = re.sub(r"\btheir\b", f"customer {customer}'s", out, flags=re.I)
     return out[:1].upper() + out[1:]
 

@@ -34,6 +34,7 @@ from agent.fallback_reasoner import take_llm_fallback
 from agent.followups import resolve
 from agent.messages import quote_list, say
 from agent.passages import Passage, one_of_each
+from agent.phrasing import pattern
 from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.recall import filed
 from agent.scope import applies, asked_for, audiences_of
@@ -57,11 +58,6 @@ MAX_TOOL_CALLS = 4
 # section is at most MAX_SECTION_TOKENS long.
 THIN_TOKENS = 8
 MAX_SECTION_TOKENS = 600
-# A question that asks for a customer's contact details (CRM contact fields are left out otherwise).
-_ASKS_CONTACT = re.compile(
-    r"\b(contact|e-?mail|phone|call|reach|mobile|who is)\b|пошт|телефон|контакт|邮箱|电话|联系|メール|電話|連絡",
-    re.I,
-)
 # An async function the loop tells its steps to; the bot may run it on another event loop.
 Progress = Callable[[str], Coroutine[Any, Any, None]]
 
@@ -231,7 +227,7 @@ class AnswerLoop(Workflow):
         if route.kind == "crm" and route.customer_id:
             await run.say(f"looking up customer {route.customer_id}…")
             t1 = time.perf_counter()
-            contact = bool(_ASKS_CONTACT.search(run.turn.text))
+            contact = bool(pattern("contact_asked").search(run.turn.text))
             record = await asyncio.to_thread(run.tools.query_crm, route.customer_id, contact)
             denied = bool(record.get("denied"))
             run.record(
@@ -277,7 +273,7 @@ class AnswerLoop(Workflow):
                 for c in calls
             ],
         )
-        contact = bool(_ASKS_CONTACT.search(run.turn.text))
+        contact = bool(pattern("contact_asked").search(run.turn.text))
         today = run.turn.today or date.today()
         for call in calls:
             t1 = time.perf_counter()

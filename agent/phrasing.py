@@ -55,6 +55,14 @@ LISTS = frozenset(
         "examples",
         "an_example",
         "several",
+        "follow_up_opens",
+        "points_back",
+        "follow_up_asks",
+        "it_refers",
+        "they_refers",
+        "contact_asked",
+        "ticket_number_asked",
+        "new_ticket_asked",
     }
 )
 

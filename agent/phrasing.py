@@ -63,6 +63,13 @@ LISTS = frozenset(
         "contact_asked",
         "ticket_number_asked",
         "new_ticket_asked",
+        "up_to",
+        "over",
+        "under",
+        "or_more",
+        "after_span",
+        "per",
+        "range_to",
     }
 )
 

@@ -13,8 +13,6 @@ from typing import Literal
 from agent.phrasing import pattern
 from agent.values import (
     ISO_4217,
-    OVER,
-    UNDER,
     Quantity,
     dates,
     durations,
@@ -64,8 +62,9 @@ _VERSION_NUMBER = re.compile(r"\bv?\d+[._]\d+(?:[._]\d+)?\b")
 
 
 # "over 50k": the words that put a value just above or below the one named, as rules write them
-_OVER = re.compile(rf"(?<!\w){OVER}\s*$", re.I)
-_UNDER = re.compile(rf"(?<!\w){UNDER}\s*$", re.I)
+# (the lists ``over`` and ``under`` of agent/patterns/)
+def _just_before(name: str, text: str) -> bool:
+    return bool(re.search(rf"(?<!\w)(?:{pattern(name).pattern})\s*$", text, re.I))
 
 
 # "up to what amount …?" asks where a rule stops (the row "up to 500 EUR"), "from what amount …?"
@@ -102,9 +101,9 @@ def asks(question: str) -> Asks:
     quantity = next((q for q in found if q.measure), found[0] if found else None)
     if quantity is not None:  # "over 50k" is a little more than 50k: the row "over 50,000" holds it
         before = question[max(0, quantity.start - 16) : quantity.start]
-        if _OVER.search(before):
+        if _just_before("over", before):
             quantity = replace(quantity, value=quantity.value * (1 + 1e-9) + 1e-9)
-        elif _UNDER.search(before):
+        elif _just_before("under", before):
             quantity = replace(quantity, value=quantity.value * (1 - 1e-9) - 1e-9)
     extreme = next((e for e, name in _MOST.items() if pattern(name).search(question)), None)
     dimension: Dimension | None = None
@@ -175,7 +174,7 @@ def matches_kind(kind: Kind, text: str) -> bool:
     if kind == "duration":  # a span of time: "30 days", "一个工作日"; not "15 楼" nor "one of"
         return bool(
             durations(text)
-            or _TIME_SPAN.search(text)
+            or _time_span(text)
             or pattern("soon").search(text)
             or dates(text, 2000)
             or names_a_month(text)
@@ -194,7 +193,13 @@ def matches_kind(kind: Kind, text: str) -> bool:
 
 
 # "9:00–18:00" lasts a while (the list ``soon``: "the same day", "immediately" say how soon)
-_TIME_SPAN = re.compile(r"\b\d{1,2}[:.]\d{2}\s*(?:–|—|-|to|bis|до|至)\s*\d{1,2}[:.]\d{2}\b")
+def _time_span(text: str) -> bool:
+    to = pattern("range_to").pattern
+    return bool(
+        re.search(rf"\b\d{{1,2}}[:.]\d{{2}}\s*(?:–|—|-|{to})\s*\d{{1,2}}[:.]\d{{2}}\b", text)
+    )
+
+
 _PERSON_NAME = re.compile(r"(?<![.:!?]\s)(?<=\s)[A-Z][a-z]+")
 
 

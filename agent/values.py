@@ -11,10 +11,13 @@ number. A range is what a rule covers: "up to 1,000 EUR", "1,001–10,000 EUR", 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 from dataclasses import dataclass
 from datetime import date
+
+from agent.phrasing import pattern
 
 # ------------------------------------------------------------------------------------- units
 
@@ -194,9 +197,6 @@ _QUANTITY = re.compile(
     rf"(?:[\s-]?{_BETWEEN_WORD}(?P<measure>{_MEASURE})(?![^\W\d_]))?",
     re.I,
 )
-# "50k a year", "20 EUR per day": the unit after "a"/"per" is what the value is counted in, not its
-# own unit
-_PER = re.compile(r"\s*(?:a|an|per|each|every|pro|je|на|в)\s", re.I)
 _ONES = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 _TEENS = [
     "ten",
@@ -387,7 +387,10 @@ def quantities(text: str, lang: str = "en") -> list[Quantity]:
         if m.group("k"):
             value *= 1000  # "50k"
         measure = _MEASURE_OF.get((m.group("measure") or "").lower(), "")
-        if m.group("measure") and _PER.match(text[m.end("k") if m.group("k") else m.end("num") :]):
+        following = text[m.end("k") if m.group("k") else m.end("num") :]
+        # "50k a year", "20 EUR per day": the unit after "a"/"per" is what the value is counted
+        # in, not its own unit
+        if m.group("measure") and re.match(rf"\s*{_words('per')}\s", following, re.I):
             measure = ""
         if pre:
             measure = pre
@@ -513,14 +516,6 @@ class Range:
         )
 
 
-_UPTO = r"(?:up to|up until|not more than|no more than|at most|maximum(?: of)?|max\.?|within|bis(?: zu)?|до|не більше|не более|最多|以内|まで)"
-OVER = r"(?:over|above|more than|greater than|exceeding|longer than|from more than|über|mehr als|понад|більше|свыше|более|超过|以上)"
-UNDER = r"(?:under|below|less than|shorter than|fewer than|unter|weniger als|менше|меньше|нижче|ниже|低于|未満)"
-_OR_MORE = (
-    r"(?:or more|or longer|or above|and more|and above|and over|\+|oder mehr|і більше|и более|以上)"
-)
-# "after 24 months": past a span of time (for spans of time only: "after 5 EUR" means nothing)
-_AFTER = r"(?:after|nach|після|после)"
 _Q = rf"{_PRE}?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<measure>{_MEASURE})(?![^\W\d_]))?"
 
 
@@ -533,21 +528,46 @@ def _q(m: re.Match[str], lang: str, suffix: str = "") -> tuple[float, str] | Non
     return value, measure
 
 
-_BETWEEN = re.compile(
-    rf"{_Q.replace('(?P<pre>', '(?P<pre1>').replace('(?P<num>', '(?P<num1>').replace('(?P<measure>', '(?P<measure1>')}"
-    rf"\s*(?:–|—|-|to|bis|до|至|~)\s*{_Q}",
-    re.I,
-)
-_RANGE_WORD = re.compile(
-    rf"(?P<word>{_UPTO}|{OVER}|{UNDER}|{_AFTER})\s+(?:the\s+)?(?:(?:first|next)\s+)?{_Q}", re.I
-)
-_RANGE_AFTER = re.compile(rf"{_Q}\s+{_OR_MORE}", re.I)
-# "in months 13 to 24": a schedule names its unit before the numbers
-_UNIT_FIRST = re.compile(
-    rf"(?<![^\W\d_])(?P<measure>{_MEASURE})\s+(?P<num1>{_NUMBER})\s*(?:–|—|-|to|bis|до|至)\s*"
-    rf"(?P<num>{_NUMBER})(?![\d.,]*\d)",
-    re.I,
-)
+# The words around a value, per language, are lists of agent/patterns/: a range's bound
+# (``up_to``, ``over``, ``under``, ``or_more``, ``after_span``), what a value is counted per
+# (``per``), the word between a range's ends (``range_to``).
+
+
+def _words(name: str) -> str:
+    return f"(?:{pattern(name).pattern})"
+
+
+@functools.cache
+def _between() -> re.Pattern[str]:
+    """ "1,001–10,000 EUR", "5 to 10 days": two values and the word or dash between them."""
+    first = _Q.replace("(?P<pre>", "(?P<pre1>").replace("(?P<num>", "(?P<num1>")
+    first = first.replace("(?P<measure>", "(?P<measure1>")
+    return re.compile(rf"{first}\s*(?:–|—|-|~|{_words('range_to')})\s*{_Q}", re.I)
+
+
+@functools.cache
+def _range_word() -> re.Pattern[str]:
+    """ "up to 1,000 EUR", "over 5 hours", "after the first 24 months": a bound, then a value."""
+    word = "|".join(_words(n) for n in ("up_to", "over", "under", "after_span"))
+    return re.compile(rf"(?P<word>{word})\s+(?:the\s+)?(?:(?:first|next)\s+)?{_Q}", re.I)
+
+
+@functools.cache
+def _range_after() -> re.Pattern[str]:
+    """ "6 hours or more": a value, then what opens it upwards."""
+    return re.compile(rf"{_Q}\s+{_words('or_more')}", re.I)
+
+
+@functools.cache
+def _unit_first() -> re.Pattern[str]:
+    """ "in months 13 to 24": a schedule names its unit before the numbers."""
+    return re.compile(
+        rf"(?<![^\W\d_])(?P<measure>{_MEASURE})\s+(?P<num1>{_NUMBER})\s*"
+        rf"(?:–|—|-|{_words('range_to')})\s*(?P<num>{_NUMBER})(?![\d.,]*\d)",
+        re.I,
+    )
+
+
 _MONEY_WORD = re.compile(
     rf"(?<![^\W\d_])(?:{'|'.join(re.escape(w) for u in _MEASURE_WORDS if u in CURRENCIES or u == '%' for w in _MEASURE_WORDS[u])}|(?-i:{'|'.join(sorted(ISO_4217 - _WORDLIKE_CODES))}))"
     rf"(?![^\W\d_])|[{_SIGNS}]",
@@ -566,14 +586,14 @@ def ranges(text: str, lang: str = "en") -> list[Range]:
     """The ranges a text states ("up to 1,000 EUR", "1,001–10,000 EUR", "6 hours or more")."""
     out: list[Range] = []
     taken: list[tuple[int, int]] = []
-    for m in _UNIT_FIRST.finditer(text):
+    for m in _unit_first().finditer(text):
         if len(m.group("measure")) < 4:
             continue  # "min 78,000 – 96,000" is a minimum, not minutes
         low, high = parse_number(m.group("num1"), lang), parse_number(m.group("num"), lang)
         if low is not None and high is not None and low <= high:
             out.append(Range(low, high, _MEASURE_OF[m.group("measure").lower()]))
             taken.append(m.span())
-    for m in _BETWEEN.finditer(text):
+    for m in _between().finditer(text):
         if any(s <= m.start() < e for s, e in taken):
             continue
         a, b = _q(m, lang, "1"), _q(m, lang)
@@ -582,7 +602,7 @@ def ranges(text: str, lang: str = "en") -> list[Range]:
         measure = b[1] or a[1]
         out.append(Range(a[0], b[0], measure))
         taken.append(m.span())
-    for m in _RANGE_WORD.finditer(text):
+    for m in _range_word().finditer(text):
         if any(s <= m.start("num") < e for s, e in taken):
             continue
         got = _q(m, lang)
@@ -590,19 +610,19 @@ def ranges(text: str, lang: str = "en") -> list[Range]:
             continue
         value, measure = got
         word = m.group("word").lower()
-        if re.fullmatch(_AFTER, word, re.I):
+        if pattern("after_span").fullmatch(word):
             if measure in _DURATION_DAYS:
                 out.append(Range(value, math.inf, measure, low_open=True))
                 taken.append(m.span())
             continue
-        if re.fullmatch(_UPTO, word, re.I):
+        if pattern("up_to").fullmatch(word):
             out.append(Range(-math.inf, value, measure))
-        elif re.fullmatch(OVER, word, re.I):
+        elif pattern("over").fullmatch(word):
             out.append(Range(value, math.inf, measure, low_open=True))
         else:
             out.append(Range(-math.inf, value, measure, high_open=True))
         taken.append(m.span())
-    for m in _RANGE_AFTER.finditer(text):
+    for m in _range_after().finditer(text):
         if any(s <= m.start("num") < e for s, e in taken):
             continue
         got = _q(m, lang)

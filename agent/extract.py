@@ -218,8 +218,13 @@ def abbreviations(passages: Sequence[Passage]) -> dict[str, frozenset[str]]:
     return out
 
 
-# a value that names several things: a list mark, or the lists ``several`` of agent/patterns/
 _LIST_MARKS = re.compile(r"[,&+]")
+
+
+def _names_several(value: str) -> bool:
+    """ "Budget owner and department head": a value that names several things, by a list mark or
+    a word of the lists ``several`` (agent/patterns/)."""
+    return bool(_LIST_MARKS.search(value) or pattern("several").search(value))
 
 
 def fits_value(asks: Asks, unit: Unit, lang: str) -> bool:
@@ -301,9 +306,7 @@ def score_units(
     column: dict[str, list[frozenset[str]]] = {}
     for u in all_units:
         for header, value in u.cells.items():
-            if _LIST_MARKS.search(value) or pattern("several").search(
-                value
-            ):  # "Budget owner and department head": a list of several
+            if _names_several(value):
                 column.setdefault(header, []).append(_tokens(value, passages[u.passage].lang))
     for unit in all_units:
         p = passages[unit.passage]

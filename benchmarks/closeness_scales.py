@@ -6,7 +6,8 @@ and ``unrelated_at + same_span`` (the same meaning), one scale for both embedder
 the handbook. This reads that scale off data: for up to ``--per-set`` answerable questions of each
 public answer set's **train** split, the cosine of the question with its evidence sentence
 (answering) and with the evidence of a question about another document of the same set
-(unrelated), and prints their percentiles per set and embedder. Nothing here changes a number.
+(unrelated), and prints their percentiles per set and embedder. Nothing here changes a number:
+the scale these percentiles give lost on the dev splits when tried alone (docs/quality.md).
 
     python benchmarks/closeness_scales.py                  # ~2 min on 2 cores
 """

@@ -34,16 +34,16 @@ from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
 from agent.units import Unit, units
 from agent.values import (
-    COUNT_WORDS,
     CURRENCIES,
-    ORDINALS,
-    UNIT_WORDS,
     Range,
+    count_words,
     dates,
     measure_named,
     numbers_said,
+    ordinal_words,
     quantities,
     ranges,
+    unit_words,
     versions,
     years,
 )
@@ -89,7 +89,7 @@ def _tokens(text: str, lang: str) -> frozenset[str]:
 def _unit_tokens(lang: str) -> frozenset[str]:
     """The words of units of measure as ``lang``'s tokens are written ("weeks" → "week"): two
     sentences that share only a unit do not carry on the same fact."""
-    return frozenset(t for w in UNIT_WORDS for t in tokenize(w, lang))
+    return frozenset(t for w in unit_words() for t in tokenize(w, lang))
 
 
 def _foreign(terms: frozenset[str], lang: str) -> frozenset[str]:
@@ -102,7 +102,7 @@ def _foreign(terms: frozenset[str], lang: str) -> frozenset[str]:
 def _is_number_word(token: str, spoken: str) -> bool:
     """``token`` is the number part of a quantity as the question spells it ("5", "five")."""
     return bool(re.fullmatch(r"\d+(?:[.,]\d+)?k?", token)) or (
-        token in spoken.lower() and (token in COUNT_WORDS or token in ORDINALS)
+        token in spoken.lower() and (token in count_words() or token in ordinal_words())
     )
 
 

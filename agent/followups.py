@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.phrasing import pattern
+from agent.phrasing import alternation, pattern
 from agent.turns import Message
 from agent.values import quantities
 from ingest.languages import detect_lang, tokenize
@@ -26,7 +26,7 @@ from ingest.languages import detect_lang, tokenize
 def _opens() -> re.Pattern[str]:
     """A follow-up's opening word ("and", "what about", "а якщо", "那"), as a whole word: the
     list ``follow_up_opens`` of agent/patterns/."""
-    return re.compile(rf"^\s*(?:{pattern('follow_up_opens').pattern})(?=[\s,，、?？]|$)", re.I)
+    return re.compile(rf"^\s*{alternation('follow_up_opens')}(?=[\s,，、?？]|$)", re.I)
 
 
 _CUSTOMER = re.compile(

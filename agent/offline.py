@@ -40,7 +40,7 @@ from agent.extract import (
 from agent.followups import customer_in
 from agent.messages import audience_name, say
 from agent.passages import Passage
-from agent.phrasing import pattern
+from agent.phrasing import alternation, pattern
 from agent.questions import Asks, asks, latin_names, matches_kind, names_all
 from agent.reasoning import (
     Check,
@@ -135,7 +135,7 @@ def _parts(question: str) -> list[str]:
     versus = _COMPARE_WITH.match(question.strip())
     if versus:  # "How does the P1 first-response target compare with the SEV1 acknowledgement?"
         return [versus.group("a"), versus.group("b")]
-    return re.split(rf"\s*(?:{pattern('part_break').pattern})\s*", question, flags=re.I)
+    return re.split(rf"\s*{alternation('part_break')}\s*", question, flags=re.I)
 
 
 def similarity(p: Passage, cross_lingual: bool) -> float:

@@ -5,7 +5,8 @@ Footnote a language, or a phrasing it misses, is an edit to a word file, not to 
 
 Each list is the alternation of its entries in every language's file: a question is read by
 every language's phrasings at once, since a short question's language is a guess and a
-Ukrainian question may quote an English term.
+Ukrainian question may quote an English term. Each table (the words of units, counts, ordinals
+and months, ``agent/values.py``) maps what a word stands for to the words, joined the same way.
 """
 
 from __future__ import annotations
@@ -70,8 +71,13 @@ LISTS = frozenset(
         "after_span",
         "per",
         "range_to",
+        "ordinal_suffix",
+        "time_words",
+        "a_unit_of",
     }
 )
+# every table the code reads: what a word stands for (a unit, a number, a month) → its words
+TABLES = frozenset({"units", "counts", "ordinals", "months", "compound_units"})
 
 
 def pattern(name: str) -> re.Pattern[str]:
@@ -79,27 +85,56 @@ def pattern(name: str) -> re.Pattern[str]:
     return _patterns()[name]
 
 
+def alternation(name: str) -> str:
+    """The list ``name`` as a group to build a larger pattern from ("(?:a|b)"), which the larger
+    pattern must compile with ``re.I``."""
+    return f"(?:{pattern(name).pattern})"
+
+
 @functools.cache
 def _patterns() -> dict[str, re.Pattern[str]]:
     return read_patterns(resources.files("agent") / "patterns")
 
 
-def read_patterns(folder: Traversable) -> dict[str, re.Pattern[str]]:
-    """Every ``<lang>.yaml`` of ``folder``, each list joined across languages; a list the code
-    does not read, an entry that is not a quoted string or not a regular expression names its
-    file. A list no file fills matches nothing."""
-    entries: dict[str, list[str]] = {name: [] for name in LISTS}
+@functools.cache
+def _tables() -> dict[str, dict[str, str]]:
+    return read_tables(resources.files("agent") / "patterns")
+
+
+def table(name: str) -> dict[str, str]:
+    """The table ``name`` of ``agent/patterns/*.yaml``: each word, in lower case, → what it
+    stands for ("days" → "day", "fünf" → "5", "лютого" → "2")."""
+    return _tables()[name]
+
+
+def _files(folder: Traversable) -> list[tuple[str, dict[str, object]]]:
+    """Each ``<lang>.yaml`` of ``folder`` as (where, its lists and tables), English first: where
+    two languages' entries match at one place, English's span is taken. A name the code does not
+    read is an error naming the file."""
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name)
-    # English first: where two languages' entries match at one place, English's span is taken
+    out = []
     for f in sorted(files, key=lambda f: f.name != "en.yaml"):
         where = f"agent/patterns/{f.name}"
         data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
         if not isinstance(data, dict):
             raise ConfigError(f"{where} must map list names to entries")
-        unknown = set(data) - LISTS
+        unknown = set(data) - LISTS - TABLES
         if unknown:
-            raise ConfigError(f"{where}: unknown list(s) {sorted(unknown)}; known: {sorted(LISTS)}")
+            raise ConfigError(
+                f"{where}: unknown list(s) {sorted(unknown)}; known: {sorted(LISTS | TABLES)}"
+            )
+        out.append((where, data))
+    return out
+
+
+def read_patterns(folder: Traversable) -> dict[str, re.Pattern[str]]:
+    """Every list of ``folder``'s files, joined across languages; an entry that is not a quoted
+    string or not a regular expression names its file. A list no file fills matches nothing."""
+    entries: dict[str, list[str]] = {name: [] for name in LISTS}
+    for where, data in _files(folder):
         for name, values in data.items():
+            if name in TABLES:
+                continue
             if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
                 raise ConfigError(f"{where}: {name} must be a list of quoted regular expressions")
             for v in values:
@@ -112,3 +147,34 @@ def read_patterns(folder: Traversable) -> dict[str, re.Pattern[str]]:
         name: re.compile("|".join(f"(?:{v})" for v in values) or r"(?!)", re.I)
         for name, values in entries.items()
     }
+
+
+def read_tables(folder: Traversable) -> dict[str, dict[str, str]]:
+    """Every table of ``folder``'s files, joined across languages: word (lower case) → what it
+    stands for. A word two entries give different meanings ("mar" a month and a unit) names
+    both, so that reading a value never depends on the order the files were read in."""
+    out: dict[str, dict[str, str]] = {name: {} for name in TABLES}
+    said_by: dict[tuple[str, str], str] = {}
+    for where, data in _files(folder):
+        for name, entries in data.items():
+            if name not in TABLES:
+                continue
+            if not isinstance(entries, dict) or not all(
+                isinstance(words, list) and all(isinstance(w, str) and w.strip() for w in words)
+                for words in entries.values()
+            ):
+                raise ConfigError(
+                    f"{where}: {name} must map what a word stands for to a list of words"
+                )
+            for meaning, words in entries.items():
+                for word in words:
+                    w = word.strip().lower()
+                    known = out[name].get(w)
+                    if known is not None and known != str(meaning):
+                        raise ConfigError(
+                            f"{where}: {name} gives {word!r} as {meaning!r}, but "
+                            f"{said_by[name, w]} gives it as {known!r}: a word means one thing"
+                        )
+                    out[name][w] = str(meaning)
+                    said_by.setdefault((name, w), where)
+    return out

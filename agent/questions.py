@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from agent.phrasing import pattern
+from agent.phrasing import alternation, pattern
 from agent.values import (
     ISO_4217,
     Quantity,
@@ -64,7 +64,7 @@ _VERSION_NUMBER = re.compile(r"\bv?\d+[._]\d+(?:[._]\d+)?\b")
 # "over 50k": the words that put a value just above or below the one named, as rules write them
 # (the lists ``over`` and ``under`` of agent/patterns/)
 def _just_before(name: str, text: str) -> bool:
-    return bool(re.search(rf"(?<!\w)(?:{pattern(name).pattern})\s*$", text, re.I))
+    return bool(re.search(rf"(?<!\w){alternation(name)}\s*$", text, re.I))
 
 
 # "up to what amount …?" asks where a rule stops (the row "up to 500 EUR"), "from what amount …?"
@@ -194,7 +194,7 @@ def matches_kind(kind: Kind, text: str) -> bool:
 
 # "9:00–18:00" lasts a while (the list ``soon``: "the same day", "immediately" say how soon)
 def _time_span(text: str) -> bool:
-    to = pattern("range_to").pattern
+    to = alternation("range_to")
     return bool(
         re.search(rf"\b\d{{1,2}}[:.]\d{{2}}\s*(?:–|—|-|{to})\s*\d{{1,2}}[:.]\d{{2}}\b", text)
     )

@@ -17,121 +17,23 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from agent.phrasing import pattern
+from agent.phrasing import alternation, pattern, table
 
 # ------------------------------------------------------------------------------------- units
 
-_MEASURE_WORDS: dict[str, tuple[str, ...]] = {
-    "eur": ("eur", "euro", "euros", "€", "евро", "євро", "欧元", "ユーロ"),
-    "usd": ("usd", "$", "dollar", "dollars", "доларів", "долларов", "美元"),
-    "pln": ("pln", "zł", "zloty"),
-    "uah": ("uah", "грн", "гривень", "гривня", "гривні"),
-    "cny": ("cny", "rmb", "元", "人民币", "юанів", "юаней"),
-    "%": ("%", "percent", "per cent", "prozent", "відсотків", "процентов", "процентів"),
-    "minute": (
-        "minute",
-        "minutes",
-        "min",
-        "mins",
-        "minuten",
-        "хвилин",
-        "хвилини",
-        "минут",
-        "минуты",
-        "分钟",
-        "分",
-    ),
-    "hour": (
-        "hour",
-        "hours",
-        "h",
-        "hrs",
-        "stunde",
-        "stunden",
-        "std",
-        "годин",
-        "години",
-        "година",
-        "часов",
-        "часа",
-        "час",
-        "小时",
-        "時間",
-    ),
-    "day": (
-        "day",
-        "days",
-        "tag",
-        "tage",
-        "tagen",
-        "днів",
-        "дні",
-        "день",
-        "дня",
-        "дней",
-        "天",
-        "日",
-        "日間",
-    ),
-    "week": (
-        "week",
-        "weeks",
-        "woche",
-        "wochen",
-        "тижнів",
-        "тижні",
-        "тиждень",
-        "недель",
-        "недели",
-        "неделя",
-        "周",
-        "週",
-        "週間",
-    ),
-    "month": (
-        "month",
-        "months",
-        "monat",
-        "monate",
-        "monaten",
-        "місяців",
-        "місяці",
-        "місяць",
-        "месяцев",
-        "месяца",
-        "месяц",
-        "个月",
-        "月",
-        "ヶ月",
-        "か月",
-    ),
-    "year": (
-        "year",
-        "years",
-        "jahr",
-        "jahre",
-        "jahren",
-        "років",
-        "роки",
-        "рік",
-        "лет",
-        "года",
-        "год",
-        "年",
-    ),
-    "km": ("km", "kilometre", "kilometres", "kilometer", "kilometers", "км", "公里"),
-    "night": ("night", "nights", "nacht", "nächte", "ночей", "ночі", "晚", "泊"),
-    "seat": ("seat", "seats", "user", "users", "licence", "licences", "license", "licenses"),
-}
-_MEASURE_OF = {w: measure for measure, words in _MEASURE_WORDS.items() for w in words}
+# The words of units, counts, ordinals and months are per-language tables of agent/patterns/
+# (``phrasing.table``); what follows builds the patterns that read values from them on first use.
+
 # Money is an open set: any currency sign and any ISO 4217 code beside a number, besides the
-# currencies named in words above. The signs are Unicode's category Sc (Unicode 14, as Python's
+# currencies the tables name in words. The signs are Unicode's category Sc (Unicode 14, as Python's
 # unicodedata lists it; a test checks this copy); a sign that stands for one currency counts as
 # that currency's code ("£12" and "12 GBP" compare), any other as itself.
 CURRENCY_SIGNS = "$¢£¤¥֏؋߾߿৲৳৻૱௹฿៛₠₡₢₣₤₥₦₧₨₩₪₫€₭₮₯₰₱₲₳₴₵₶₷₸₹₺₻₼₽₾₿⃀꠸﷼﹩＄￠￡￥￦𑿝𑿞𑿟𑿠𞋿𞲰"
-_SIGN_CODES = {"£": "gbp", "￡": "gbp", "＄": "usd", "₹": "inr", "₩": "krw", "￦": "krw"}
-_SIGN_CODES |= {"₽": "rub", "₴": "uah", "₺": "try", "₪": "ils", "₫": "vnd", "₱": "php"}
-_SIGN_CODES |= {"₦": "ngn", "฿": "thb", "₸": "kzt", "₼": "azn", "₾": "gel", "֏": "amd"}
+_SIGN_CODES = {"€": "eur", "$": "usd", "£": "gbp", "￡": "gbp", "＄": "usd", "₹": "inr"}
+_SIGN_CODES |= {"₩": "krw", "￦": "krw", "₽": "rub", "₴": "uah", "₺": "try", "₪": "ils"}
+_SIGN_CODES |= {"₫": "vnd", "₱": "php", "₦": "ngn", "฿": "thb", "₸": "kzt", "₼": "azn"}
+_SIGN_CODES |= {"₾": "gel", "֏": "amd"}
+PERCENT = "%"
 # ISO 4217's active codes (the 2024 list), read in capitals only: "CHF 1'200", "1,200 SEK".
 ISO_4217 = frozenset(
     """AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN
@@ -145,13 +47,10 @@ ISO_4217 = frozenset(
 # Codes that are also words or names in capitals ("ALL 12 sites", "TOP 10", "PHP 8"): money only
 # after a number, never before one.
 _WORDLIKE_CODES = {"ALL", "TOP", "CUP", "MOP", "SOS", "PHP"}
-for _sign in CURRENCY_SIGNS:
-    _MEASURE_OF.setdefault(_sign, _SIGN_CODES.get(_sign, _sign))
-for _code in ISO_4217:
-    _MEASURE_OF.setdefault(_code.lower(), _code.lower())
-CURRENCIES = frozenset({"eur", "usd", "pln", "uah", "cny", *(c.lower() for c in ISO_4217)}) | {
-    m for m in map(_MEASURE_OF.get, CURRENCY_SIGNS) if m
-}  # the measures that are money
+# the measures that are money: every code, and what every sign stands for
+CURRENCIES = frozenset(c.lower() for c in ISO_4217) | {
+    _SIGN_CODES.get(s, s) for s in CURRENCY_SIGNS
+}
 _CODES = "|".join(sorted(ISO_4217))
 _SIGNS = re.escape(CURRENCY_SIGNS)
 # a sign, or a code before its number ("CHF 1'200", "USD 12.50"): three capitals, which
@@ -161,6 +60,34 @@ _PRE = rf"(?P<pre>[{_SIGNS}]|(?<![^\W\d_])(?-i:[A-Z]{{3}})(?=\s?\d))"
 _PRE_CODES = ISO_4217 - _WORDLIKE_CODES
 
 
+def _names(names: list[str] | tuple[str, ...]) -> str:
+    """Words as an alternation, the longest first; none matches nothing."""
+    return "|".join(sorted(map(re.escape, names), key=len, reverse=True)) or "(?!)"
+
+
+@functools.cache
+def _measure_of() -> dict[str, str]:
+    """Every word or sign of a unit, in lower case → its measure ("days" → "day", "£" → "gbp",
+    "chf" → "chf")."""
+    out = {PERCENT: PERCENT} | table("units")
+    for sign in CURRENCY_SIGNS:
+        out.setdefault(sign, _SIGN_CODES.get(sign, sign))
+    for code in ISO_4217:
+        out.setdefault(code.lower(), code.lower())
+    return out
+
+
+def measure_of(word: str) -> str:
+    """The measure a unit's word or sign names; '' for none."""
+    return _measure_of().get(word.lower(), "")
+
+
+@functools.cache
+def unit_words() -> frozenset[str]:
+    """Every word that names a unit of measure, in every language ("days", "EUR", "%")."""
+    return frozenset(table("units")) | set(CURRENCY_SIGNS) | {PERCENT}
+
+
 def _pre_measure(pre: str | None) -> str:
     """The money a sign or code before a number says; '' for none (or three capitals that are
     no currency code: "SLA 99.9%")."""
@@ -168,7 +95,7 @@ def _pre_measure(pre: str | None) -> str:
         return ""
     if pre in _PRE_CODES:
         return pre.lower()
-    return _MEASURE_OF.get(pre, "") if pre in CURRENCY_SIGNS else ""
+    return measure_of(pre) if pre in CURRENCY_SIGNS else ""
 
 
 _DURATION_DAYS = {
@@ -182,103 +109,79 @@ _DURATION_DAYS = {
 
 # thousands grouped by a comma, dot, space or apostrophe ("1'200", Swiss)
 _NUMBER = r"\d{1,3}(?:[ ,.'’\u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?"
-# units written as words or signs, in any case; ISO codes in capitals only ("12 all" is no money)
-# every word that names a unit of measure, in every language above ("days", "EUR", "%")
-UNIT_WORDS = frozenset(
-    {w for words in _MEASURE_WORDS.values() for w in words} | set(CURRENCY_SIGNS)
-)
-_MEASURE = "|".join(sorted(map(re.escape, UNIT_WORDS), key=len, reverse=True))
-_MEASURE += f"|(?-i:{_CODES})"
+
+
+@functools.cache
+def _measure() -> str:
+    """Any unit: its words or signs in any case, an ISO code in capitals only ("12 all" is no
+    money)."""
+    return f"{_names(list(unit_words()))}|(?-i:{_CODES})"
+
+
 # "3 business days", "10 unused vacation days", "4 weeks' paid leave": up to two words between a
 # number and its unit
 _BETWEEN_WORD = r"(?:[^\W\d_][\w'’-]*\s){0,2}?"
-_QUANTITY = re.compile(
-    rf"{_PRE}?\s?(?P<num>{_NUMBER})(?P<k>[kK](?![^\W\d_]))?"
-    rf"(?:[\s-]?{_BETWEEN_WORD}(?P<measure>{_MEASURE})(?![^\W\d_]))?",
-    re.I,
-)
-_ONES = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
-_TEENS = [
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-]
-_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-# English counts from one to ninety-nine ("sixteen weeks", "twenty-five days"), and a hundred
-WORD_NUMBERS = {w: n for n, w in enumerate(_ONES, 1)} | {w: n for n, w in enumerate(_TEENS, 10)}
-for _t, _tens in enumerate(_TENS, 2):
-    WORD_NUMBERS[_tens] = 10 * _t
-    WORD_NUMBERS |= {f"{_tens}-{w}": 10 * _t + n for n, w in enumerate(_ONES, 1)}
-WORD_NUMBERS["hundred"] = 100
-# counts in words in the other languages Footnote answers (German, Ukrainian, Russian), in the
-# forms a count takes before a unit ("zwei Wochen", "два тижні", "пять дней")
-_OTHER_WORD_NUMBERS = {
-    1: "ein eine einen einem einer один одна одно одну одного одної одні",
-    2: "zwei два дві две двох двух",
-    3: "drei три трьох трёх",
-    4: "vier чотири четыре",
-    5: "fünf п'ять п’ять пять",
-    6: "sechs шість шесть",
-    7: "sieben сім семь",
-    8: "acht вісім восемь",
-    9: "neun дев'ять дев’ять девять",
-    10: "zehn десять",
-    12: "zwölf дванадцять двенадцать",
-    14: "vierzehn чотирнадцять четырнадцать",
-    30: "dreißig тридцять тридцать",
-}
-COUNT_WORDS = dict(WORD_NUMBERS) | {
-    w: n for n, words in _OTHER_WORD_NUMBERS.items() for w in words.split()
-}
-# "the fifth full year" says 5 as "five years" does: ordinals are matched as the number they order
-ORDINALS = {
-    "first": 1,
-    "second": 2,
-    "third": 3,
-    "fourth": 4,
-    "fifth": 5,
-    "sixth": 6,
-    "seventh": 7,
-    "eighth": 8,
-    "ninth": 9,
-    "tenth": 10,
-    "eleventh": 11,
-    "twelfth": 12,
-    "fifteenth": 15,
-    "twentieth": 20,
-    "thirtieth": 30,
-}
-# the counts as a pattern: English tens with their ones ("twenty-five") written once, not 72 times
-_COUNT_WORD = "|".join(
-    [
-        f"(?:{'|'.join(_TENS)})(?:-(?:{'|'.join(_ONES)}))?",
-        *sorted(
-            (re.escape(w) for w in COUNT_WORDS if "-" not in w and w not in _TENS),
-            key=len,
-            reverse=True,
-        ),
-    ]
-)
-# a count in words right before its unit ("two weeks"): "two hotel nights" is left to
-# ``numbers_said``, so that a value to order by stays a value the text states as one
-_WORD_QUANTITY = re.compile(
-    rf"(?<![^\W\d_])(?P<num>{_COUNT_WORD})[\s-](?P<measure>{_MEASURE})(?![^\W\d_])", re.I
-)
 
 
-_ORDINAL = "|".join(sorted(ORDINALS, key=len, reverse=True))
-_SAID = re.compile(
-    rf"(?<![^\W\d_])(?P<num>{_COUNT_WORD}|{_ORDINAL}|\d{{1,3}}(?:st|nd|rd|th))(?![^\W\d_])"
-    rf"(?:[\s-]{_BETWEEN_WORD}(?P<measure>{_MEASURE})(?![^\W\d_]))?",
-    re.I,
-)
+@functools.cache
+def _quantity() -> re.Pattern[str]:
+    return re.compile(
+        rf"{_PRE}?\s?(?P<num>{_NUMBER})(?P<k>[kK](?![^\W\d_]))?"
+        rf"(?:[\s-]?{_BETWEEN_WORD}(?P<measure>{_measure()})(?![^\W\d_]))?",
+        re.I,
+    )
+
+
+@functools.cache
+def _counts() -> tuple[dict[str, int], tuple[str, ...], tuple[str, ...]]:
+    """The counts in words (word → number), and the tens (20 to 90) and ones (1 to 9) a count
+    joins with a hyphen ("twenty-five")."""
+    single = {w: int(n) for w, n in table("counts").items()}
+    tens = tuple(w for w, n in single.items() if n in range(20, 100, 10))
+    ones = tuple(w for w, n in single.items() if n in range(1, 10))
+    joined = {f"{t}-{o}": single[t] + single[o] for t in tens for o in ones}
+    return single | joined, tens, ones
+
+
+def count_words() -> dict[str, int]:
+    """Every count written in words, in every language: "five", "twenty-five", "fünf", "п'ять"."""
+    return _counts()[0]
+
+
+@functools.cache
+def ordinal_words() -> dict[str, int]:
+    """ "first" → 1, "fifth" → 5: the ordinals in words, in every language."""
+    return {w: int(n) for w, n in table("ordinals").items()}
+
+
+@functools.cache
+def _count_word() -> str:
+    """The counts as a pattern: the tens with their ones ("twenty-five") written once, not 72
+    times."""
+    counts, tens, ones = _counts()
+    joined = [f"(?:{_names(tens)})(?:-(?:{_names(ones)}))?"] if tens and ones else []
+    return "|".join([*joined, _names([w for w in counts if "-" not in w and w not in tens])])
+
+
+@functools.cache
+def _word_quantity() -> re.Pattern[str]:
+    """A count in words right before its unit ("two weeks"): "two hotel nights" is left to
+    ``numbers_said``, so that a value to order by stays a value the text states as one."""
+    return re.compile(
+        rf"(?<![^\W\d_])(?P<num>{_count_word()})[\s-](?P<measure>{_measure()})(?![^\W\d_])",
+        re.I,
+    )
+
+
+@functools.cache
+def _said() -> re.Pattern[str]:
+    """A number however written, with the unit it counts: "five years", "the fifth", "5th"."""
+    ordinal = _names(list(ordinal_words()))
+    return re.compile(
+        rf"(?<![^\W\d_])(?P<num>{_count_word()}|{ordinal}|\d{{1,3}}{alternation('ordinal_suffix')})"
+        rf"(?![^\W\d_])(?:[\s-]{_BETWEEN_WORD}(?P<measure>{_measure()})(?![^\W\d_]))?",
+        re.I,
+    )
 
 
 def numbers_said(text: str, lang: str = "en", *, ordinals: bool = True) -> list[Quantity]:
@@ -287,14 +190,15 @@ def numbers_said(text: str, lang: str = "en", *, ordinals: bool = True) -> list[
     number differently still meet."""
     out = quantities(text, lang)
     taken = {q.start for q in out}
-    for m in _SAID.finditer(text):
+    counts = count_words()
+    for m in _said().finditer(text):
         if m.start() in taken:
             continue
         word = m.group("num").lower()
-        if not ordinals and word not in COUNT_WORDS:
+        if not ordinals and word not in counts:
             continue  # "the first day" is a day, not a span of one day
-        value = COUNT_WORDS.get(word) or ORDINALS.get(word) or int(re.sub(r"\D", "", word) or 0)
-        measure = _MEASURE_OF.get((m.group("measure") or "").lower(), "")
+        value = counts.get(word) or ordinal_words().get(word) or int(re.sub(r"\D", "", word) or 0)
+        measure = measure_of(m.group("measure") or "")
         out.append(Quantity(float(value), measure, m.start(), m.end()))
     return sorted(out, key=lambda q: q.start)
 
@@ -360,13 +264,13 @@ def quantities(text: str, lang: str = "en") -> list[Quantity]:
     """The numbers of a text with their units (a currency sign before the number counts)."""
     out: list[Quantity] = []
     pos = 0
-    while found := _QUANTITY.search(text, pos):
+    while found := _quantity().search(text, pos):
         m = found
         between = text[m.end("num") : m.start("measure")] if m.group("measure") else ""
         sign = m.group("measure")
         if sign and sign in CURRENCY_SIGNS and re.search(r"[^\W\d_]", between):
             # a sign is the unit of the number it touches: "€40 and $50" is 40 EUR, then $50
-            short = _QUANTITY.match(text, m.start(), m.end("k") if m.group("k") else m.end("num"))
+            short = _quantity().match(text, m.start(), m.end("k") if m.group("k") else m.end("num"))
             assert short is not None  # the same match, cut before the words
             m = short
         pos = m.end()
@@ -386,21 +290,21 @@ def quantities(text: str, lang: str = "en") -> list[Quantity]:
             continue
         if m.group("k"):
             value *= 1000  # "50k"
-        measure = _MEASURE_OF.get((m.group("measure") or "").lower(), "")
+        measure = measure_of(m.group("measure") or "")
         following = text[m.end("k") if m.group("k") else m.end("num") :]
         # "50k a year", "20 EUR per day": the unit after "a"/"per" is what the value is counted
         # in, not its own unit
-        if m.group("measure") and re.match(rf"\s*{_words('per')}\s", following, re.I):
+        if m.group("measure") and re.match(rf"\s*{alternation('per')}\s", following, re.I):
             measure = ""
         if pre:
             measure = pre
         start = m.start("pre") if pre else m.start("num")
         out.append(Quantity(value, measure, start, m.end()))
-    for m in _WORD_QUANTITY.finditer(text):
+    for m in _word_quantity().finditer(text):
         out.append(
             Quantity(
-                float(COUNT_WORDS[m.group("num").lower()]),
-                _MEASURE_OF[m.group("measure").lower()],
+                float(count_words()[m.group("num").lower()]),
+                measure_of(m.group("measure")),
                 m.start(),
                 m.end(),
             )
@@ -443,22 +347,26 @@ _CJK_MEASURE |= {
 }
 _CJK_MEASURE |= {"週": "week", "个月": "month", "ヶ月": "month", "か月": "month", "カ月": "month"}
 _CJK_MEASURE |= {"月": "month", "年": "year"}
-# "within a week", "for an hour": a duration of one that names no number
-_ONE_MEASURE = re.compile(
-    r"\b(?:within|in|for|after|about|over|under|once|up to|at least)\s+(?:a|an)\s+"
-    r"(?:(?:full|whole|calendar|working|business)\s+)?(?P<measure>minute|hour|day|week|month|year)\b",
-    re.I,
-)
 
 
-# German writes the kind of day into one word with the unit: "zwei Arbeitstage", "10 Werktagen"
-_COMPOUND_MEASURE = {"tag": "day", "tage": "day", "tagen": "day", "woche": "week", "wochen": "week"}
-_COMPOUND_MEASURE |= {"monat": "month", "monate": "month", "monaten": "month", "stunden": "hour"}
-_COMPOUND_DURATION = re.compile(
-    rf"(?<![^\W\d_])(?P<num>\d{{1,3}}|{_COUNT_WORD})\s+[A-ZÄÖÜ][a-zäöüß]+?"
-    rf"(?P<measure>{'|'.join(sorted(_COMPOUND_MEASURE, key=len, reverse=True))})\b",
-    re.I,
-)
+@functools.cache
+def _one_of_unit() -> re.Pattern[str]:
+    """ "within a week", "for an hour": a duration of one that names no number. The unit is a
+    measure's own name, the singular (not "min", which "a min. size" abbreviates otherwise)."""
+    unit = _names(list(_DURATION_DAYS))
+    return re.compile(rf"{alternation('a_unit_of')}(?P<measure>{unit})\b", re.I)
+
+
+@functools.cache
+def _compound_duration() -> re.Pattern[str]:
+    """German writes the kind of day into one word with the unit: "zwei Arbeitstage", "10
+    Werktagen" (the table ``compound_units``)."""
+    units = _names(list(table("compound_units")))
+    return re.compile(
+        rf"(?<![^\W\d_])(?P<num>\d{{1,3}}|{_count_word()})\s+[A-ZÄÖÜ][a-zäöüß]+?"
+        rf"(?P<measure>{units})\b",
+        re.I,
+    )
 
 
 def durations(text: str, lang: str = "en") -> list[Quantity]:
@@ -470,14 +378,13 @@ def durations(text: str, lang: str = "en") -> list[Quantity]:
         value = float(raw) if raw.isdigit() else han_number(raw)
         if value is not None:
             out.append(Quantity(float(value), _CJK_MEASURE[m.group("measure")], m.start(), m.end()))
-    for m in _COMPOUND_DURATION.finditer(text):
+    for m in _compound_duration().finditer(text):
         raw = m.group("num")
-        count = float(raw) if raw.isdigit() else float(COUNT_WORDS[raw.lower()])
-        out.append(
-            Quantity(count, _COMPOUND_MEASURE[m.group("measure").lower()], m.start(), m.end())
-        )
-    for m in _ONE_MEASURE.finditer(text):
-        out.append(Quantity(1.0, m.group("measure").lower(), m.start("measure") - 2, m.end()))
+        count = float(raw) if raw.isdigit() else float(count_words()[raw.lower()])
+        measure = table("compound_units")[m.group("measure").lower()]
+        out.append(Quantity(count, measure, m.start(), m.end()))
+    for m in _one_of_unit().finditer(text):
+        out.append(Quantity(1.0, measure_of(m.group("measure")), m.start("measure") - 2, m.end()))
     return sorted(out, key=lambda q: q.start)
 
 
@@ -516,14 +423,20 @@ class Range:
         )
 
 
-_Q = rf"{_PRE}?\s?(?P<num>{_NUMBER})(?:\s?{_BETWEEN_WORD}(?P<measure>{_MEASURE})(?![^\W\d_]))?"
+@functools.cache
+def _value() -> str:
+    """One value of a range, with its sign, code or unit."""
+    return (
+        rf"{_PRE}?\s?(?P<num>{_NUMBER})"
+        rf"(?:\s?{_BETWEEN_WORD}(?P<measure>{_measure()})(?![^\W\d_]))?"
+    )
 
 
 def _q(m: re.Match[str], lang: str, suffix: str = "") -> tuple[float, str] | None:
     value = parse_number(m.group("num" + suffix), lang)
     if value is None:
         return None
-    measure = _MEASURE_OF.get((m.group("measure" + suffix) or "").lower(), "")
+    measure = measure_of(m.group("measure" + suffix) or "")
     measure = _pre_measure(m.group("pre" + suffix)) or measure
     return value, measure
 
@@ -533,53 +446,55 @@ def _q(m: re.Match[str], lang: str, suffix: str = "") -> tuple[float, str] | Non
 # (``per``), the word between a range's ends (``range_to``).
 
 
-def _words(name: str) -> str:
-    return f"(?:{pattern(name).pattern})"
-
-
 @functools.cache
 def _between() -> re.Pattern[str]:
     """ "1,001–10,000 EUR", "5 to 10 days": two values and the word or dash between them."""
-    first = _Q.replace("(?P<pre>", "(?P<pre1>").replace("(?P<num>", "(?P<num1>")
+    first = _value().replace("(?P<pre>", "(?P<pre1>").replace("(?P<num>", "(?P<num1>")
     first = first.replace("(?P<measure>", "(?P<measure1>")
-    return re.compile(rf"{first}\s*(?:–|—|-|~|{_words('range_to')})\s*{_Q}", re.I)
+    return re.compile(rf"{first}\s*(?:–|—|-|~|{alternation('range_to')})\s*{_value()}", re.I)
 
 
 @functools.cache
 def _range_word() -> re.Pattern[str]:
     """ "up to 1,000 EUR", "over 5 hours", "after the first 24 months": a bound, then a value."""
-    word = "|".join(_words(n) for n in ("up_to", "over", "under", "after_span"))
-    return re.compile(rf"(?P<word>{word})\s+(?:the\s+)?(?:(?:first|next)\s+)?{_Q}", re.I)
+    word = "|".join(alternation(n) for n in ("up_to", "over", "under", "after_span"))
+    return re.compile(rf"(?P<word>{word})\s+(?:the\s+)?(?:(?:first|next)\s+)?{_value()}", re.I)
 
 
 @functools.cache
 def _range_after() -> re.Pattern[str]:
     """ "6 hours or more": a value, then what opens it upwards."""
-    return re.compile(rf"{_Q}\s+{_words('or_more')}", re.I)
+    return re.compile(rf"{_value()}\s+{alternation('or_more')}", re.I)
 
 
 @functools.cache
 def _unit_first() -> re.Pattern[str]:
     """ "in months 13 to 24": a schedule names its unit before the numbers."""
     return re.compile(
-        rf"(?<![^\W\d_])(?P<measure>{_MEASURE})\s+(?P<num1>{_NUMBER})\s*"
-        rf"(?:–|—|-|{_words('range_to')})\s*(?P<num>{_NUMBER})(?![\d.,]*\d)",
+        rf"(?<![^\W\d_])(?P<measure>{_measure()})\s+(?P<num1>{_NUMBER})\s*"
+        rf"(?:–|—|-|{alternation('range_to')})\s*(?P<num>{_NUMBER})(?![\d.,]*\d)",
         re.I,
     )
 
 
-_MONEY_WORD = re.compile(
-    rf"(?<![^\W\d_])(?:{'|'.join(re.escape(w) for u in _MEASURE_WORDS if u in CURRENCIES or u == '%' for w in _MEASURE_WORDS[u])}|(?-i:{'|'.join(sorted(ISO_4217 - _WORDLIKE_CODES))}))"
-    rf"(?![^\W\d_])|[{_SIGNS}]",
-    re.I,
-)
+@functools.cache
+def _money_word() -> re.Pattern[str]:
+    """A currency or percentage in words, code or sign, anywhere in a text."""
+    words = [w for w, m in table("units").items() if m in CURRENCIES or m == PERCENT]
+    words.append(PERCENT)
+    codes = "|".join(sorted(ISO_4217 - _WORDLIKE_CODES))
+    return re.compile(
+        rf"(?<![^\W\d_])(?:{'|'.join(map(re.escape, words))}|(?-i:{codes}))(?![^\W\d_])"
+        rf"|[{_SIGNS}]",
+        re.I,
+    )
 
 
 def measure_named(text: str) -> str:
     """The currency or percentage a table's header names ("Order value (EUR, net)"), which its
     cells' bare figures are in; '' when it names none."""
-    m = _MONEY_WORD.search(text)
-    return _MEASURE_OF[m.group(0).lower()] if m else ""
+    m = _money_word().search(text)
+    return measure_of(m.group(0)) if m else ""
 
 
 def ranges(text: str, lang: str = "en") -> list[Range]:
@@ -591,7 +506,7 @@ def ranges(text: str, lang: str = "en") -> list[Range]:
             continue  # "min 78,000 – 96,000" is a minimum, not minutes
         low, high = parse_number(m.group("num1"), lang), parse_number(m.group("num"), lang)
         if low is not None and high is not None and low <= high:
-            out.append(Range(low, high, _MEASURE_OF[m.group("measure").lower()]))
+            out.append(Range(low, high, measure_of(m.group("measure"))))
             taken.append(m.span())
     for m in _between().finditer(text):
         if any(s <= m.start() < e for s, e in taken):
@@ -633,63 +548,69 @@ def ranges(text: str, lang: str = "en") -> list[Range]:
 
 # ------------------------------------------------------------------------------------- dates
 
-_MONTHS: dict[str, int] = {}
-for _number, _names in enumerate(
-    [
-        "january jan januar января січня январь січень",
-        "february feb februar февраля лютого февраль лютий",
-        "march mar märz maerz марта березня март березень",
-        "april apr апреля квітня апрель квітень",
-        "may mai мая травня май травень",
-        "june jun juni июня червня июнь червень",
-        "july jul juli июля липня июль липень",
-        "august aug августа серпня август серпень",
-        "september sep sept septembre сентября вересня сентябрь вересень",
-        "october oct oktober октября жовтня октябрь жовтень",
-        "november nov ноября листопада ноябрь листопад",
-        "december dec dezember декабря грудня декабрь грудень",
-    ],
-    1,
-):
-    for _name in _names.split():
-        _MONTHS[_name] = _number
 
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+@functools.cache
+def _months() -> dict[str, int]:
+    """Every month's name in every language, in lower case → its number ("märz" → 3)."""
+    return {w: int(n) for w, n in table("months").items()}
+
+
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\.?\s+({_MONTH})\.?(?:\s+(\d{{4}}))?", re.I)
-_MONTH_DAY = re.compile(
-    rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", re.I
-)
 _NUMERIC = re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b")
 _CJK_DATE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*日")
 
 
-# "you may carry over", "March on": a month's name written in Latin letters is also a word, so it
-# names a month only with a day or a year beside it, or after a word that places things in time
-_TIME_WORD = (
-    r"(?:in|by|until|till|before|after|from|since|of|through|during|each|every|next|last|this|"
-    r"early|mid|late|end of|im|bis|ab|seit|vor|nach|ende|zum)"
-)
-_LATIN_MONTH = "|".join(sorted((m for m in _MONTHS if m.isascii()), key=len, reverse=True))
-_MONTH_IN_CONTEXT = re.compile(
-    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:{_LATIN_MONTH})\b|"
-    rf"\b(?:{_LATIN_MONTH})\.?\s+\d{{1,4}}(?:st|nd|rd|th)?\b|"
-    rf"\b{_TIME_WORD}\s+(?:(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+)?(?:{_LATIN_MONTH})\b",
-    re.I,
-)
-_OTHER_MONTH = "|".join(sorted((m for m in _MONTHS if not m.isascii()), key=len, reverse=True))
-_OTHER_MONTH_WORD = re.compile(rf"(?<!\w)(?:{_OTHER_MONTH})(?!\w)", re.I)
+@functools.cache
+def _day_month() -> re.Pattern[str]:
+    """ "1 February 2026", "31st March" """
+    month, th = _names(list(_months())), alternation("ordinal_suffix")
+    return re.compile(rf"\b(\d{{1,2}}){th}?\.?\s+({month})\.?(?:\s+(\d{{4}}))?", re.I)
+
+
+@functools.cache
+def _month_day() -> re.Pattern[str]:
+    """ "February 1, 2026", "March 1st" """
+    month, th = _names(list(_months())), alternation("ordinal_suffix")
+    return re.compile(rf"\b({month})\.?\s+(\d{{1,2}}){th}?(?:,?\s+(\d{{4}}))?\b", re.I)
+
+
+@functools.cache
+def _latin_month() -> str:
+    return _names([m for m in _months() if m.isascii()])
+
+
+@functools.cache
+def _month_in_context() -> re.Pattern[str]:
+    """ "you may carry over", "March on": a month's name written in Latin letters is also a word,
+    so it names a month only with a day or a year beside it, or after a word that places things
+    in time (the list ``time_words``)."""
+    month, th = _latin_month(), alternation("ordinal_suffix")
+    return re.compile(
+        rf"\b\d{{1,2}}{th}?\.?\s+(?:{month})\b|"
+        rf"\b(?:{month})\.?\s+\d{{1,4}}{th}?\b|"
+        rf"\b{alternation('time_words')}\s+(?:(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+)?"
+        rf"(?:{month})\b",
+        re.I,
+    )
+
+
+@functools.cache
+def _other_month_word() -> re.Pattern[str]:
+    """A month's name in another script, which is no other word: "лютого", "märz"."""
+    return re.compile(
+        rf"(?<!\w)(?:{_names([m for m in _months() if not m.isascii()])})(?!\w)", re.I
+    )
 
 
 def names_a_month(text: str) -> bool:
     """Does the text name a month ("31 March", "by May", "May 2026", "до 15 лютого"), not the
     word a month's name also is ("you may", "to march")?"""
-    for m in _MONTH_IN_CONTEXT.finditer(text):
-        name = re.search(rf"(?:{_LATIN_MONTH})", m.group(0), re.I)
+    for m in _month_in_context().finditer(text):
+        name = re.search(rf"(?:{_latin_month()})", m.group(0), re.I)
         after = text[m.end() : m.end() + 3]
         if name and not (name.start() and _a_word_not_a_month(name.group(0), after)):
             return True
-    return bool(_OTHER_MONTH_WORD.search(text))
+    return bool(_other_month_word().search(text))
 
 
 def _a_word_not_a_month(name: str, after: str) -> bool:
@@ -716,23 +637,23 @@ def dates(text: str, year: int | None = None) -> list[date]:
     for m in _NUMERIC.finditer(text):
         add(m.start(), int(m.group(3)), int(m.group(2)), int(m.group(1)))
         spans.append(m.span())
-    for m in _DAY_MONTH.finditer(text):
+    for m in _day_month().finditer(text):
         if not m.group(3) and _a_word_not_a_month(m.group(2), text[m.end() : m.end() + 3]):
             continue
         add(
             m.start(),
             int(m.group(3)) if m.group(3) else None,
-            _MONTHS[m.group(2).lower()],
+            _months()[m.group(2).lower()],
             int(m.group(1)),
         )
         spans.append(m.span())
-    for m in _MONTH_DAY.finditer(text):
+    for m in _month_day().finditer(text):
         if any(s <= m.start() < e for s, e in spans):
             continue
         add(
             m.start(),
             int(m.group(3)) if m.group(3) else None,
-            _MONTHS[m.group(1).lower()],
+            _months()[m.group(1).lower()],
             int(m.group(2)),
         )
     for m in _CJK_DATE.finditer(text):

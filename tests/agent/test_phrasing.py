@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import date
 from importlib import resources
 
 import pytest
 import yaml
 
 from agent import phrasing
-from agent.phrasing import LISTS, read_patterns
+from agent.phrasing import LISTS, TABLES, read_patterns, read_tables
 from agent.questions import asks, matches_kind
 from ingest.errors import ConfigError
 
@@ -57,4 +58,56 @@ def test_every_list_the_code_reads_is_filled_by_the_shipped_files():
     for f in folder.iterdir():
         if f.name.endswith(".yaml"):
             filled |= set(yaml.safe_load(f.read_text(encoding="utf-8")))
-    assert filled == LISTS
+    assert filled == LISTS | TABLES
+
+
+def test_a_languages_units_counts_and_months_are_tables_in_its_file(tmp_path, monkeypatch):
+    """A made-up language teaches the value reader a unit, a count and a month by its file."""
+    (tmp_path / "xx.yaml").write_text(
+        "units: {day: [plomb, plombs]}\ncounts: {3: [trava]}\nmonths: {4: [quibrel]}\n"
+        "time_words: ['\\bvo']\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "en.yaml").write_text("units: {day: [day, days]}\n", encoding="utf-8")
+    tables = read_tables(tmp_path)
+    assert tables["units"] == {"plomb": "day", "plombs": "day", "day": "day", "days": "day"}
+    assert tables["counts"] == {"trava": "3"}
+
+    from agent import values
+
+    def rebuild() -> None:  # the value reader builds its patterns from the tables once
+        for built in vars(values).values():
+            if hasattr(built, "cache_clear"):
+                built.cache_clear()
+
+    monkeypatch.setattr(phrasing, "_tables", lambda: tables)
+    monkeypatch.setattr(phrasing, "_patterns", lambda: read_patterns(tmp_path))
+    rebuild()
+    try:
+        said = values.numbers_said("flit trava plombs varn 12 plomb")
+        assert [(q.value, q.measure) for q in said] == [(3.0, "day"), (12.0, "day")]
+        assert values.durations("trava plombs")[0].days == 3
+        assert values.names_a_month("flit vo quibrel")
+        assert values.dates("3 quibrel 2027") == [date(2027, 4, 3)]
+    finally:
+        monkeypatch.undo()
+        rebuild()
+
+
+@pytest.mark.parametrize(
+    "files, error",
+    [
+        (
+            {"xx.yaml": "units: {day: [plomb]}\n", "yy.yaml": "units: {week: [plomb]}\n"},
+            r"agent/patterns/yy\.yaml: units gives 'plomb' as 'week', but "
+            r"agent/patterns/xx\.yaml gives it as 'day'",
+        ),
+        ({"xx.yaml": "units: [plomb]\n"}, r"units must map what a word stands for to a list"),
+        ({"xx.yaml": "counts: {3: trava}\n"}, r"counts must map what a word stands for"),
+    ],
+)
+def test_a_table_the_code_cannot_read_names_its_file_and_the_fix(tmp_path, files, error):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=error):
+        read_tables(tmp_path)

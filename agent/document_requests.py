@@ -1,4 +1,5 @@
-"""A whole document on request: "show me the travel policy", "open the expense policy".
+"""A whole document on request: "show me the travel policy", "Zeig mir die Reiserichtlinie",
+"请给我看员工指南" (each language's way of asking is a rule of its file in agent/patterns/).
 
 ``asked_document`` reads the request; ``find_document`` searches with the asker's own tools, so
 only a document the asker (and, in a channel, every member) may read can come back, and takes the
@@ -13,30 +14,24 @@ import re
 
 from agent.messages import say
 from agent.passages import Passage
+from agent.phrasing import pattern, rules
 from agent.tools import TurnTools
 from agent.turns import Citation, quoted
 from ingest.languages import detect_lang, tokenize
 
 MAX_OUTLINE = 12  # sections listed; the rest are counted
-# "show me the travel policy", "open the expense policy", "pull up our VPN setup doc, please"
-_OPEN = re.compile(
-    r"^\s*(?:please\s+|can you\s+|could you\s+)?"
-    r"(?:show|open|display|pull up|bring up|give|send)\s+(?:me\s+|us\s+)?"
-    r"(?:the\s+|our\s+|a\s+|an\s+|my\s+)(?P<name>.+?)"
-    r"(?:\s+(?:document|doc|file|page))?(?:,?\s*please)?\s*[.!?]*\s*$",
-    re.I,
-)
-# a question dressed as a request: "show me how to file expenses", "give me the per diem for …"
-_NOT_A_NAME = re.compile(r"\b(?:how|what|when|where|which|who|why|whether|if)\b", re.I)
 
 
 def asked_document(text: str) -> str | None:
-    """The name of the document a request asks to see, or None when it asks something else."""
-    m = _OPEN.match(text)
-    if not m:
+    """The name of the document a request asks to see (the rule list ``document_request`` of
+    agent/patterns/: "show me the travel policy"), or None when it asks something else. Where
+    several languages' rules read the request, the shortest name is the one with the least of
+    the request left in it ("покажи мені …" is Ukrainian's and Russian's both)."""
+    names = [parts[0] for rule in rules("document_request") if (parts := rule.apply(text))]
+    if not names:
         return None
-    name = m.group("name").strip(" \"'“”‘’")
-    if not name or len(name.split()) > 6 or _NOT_A_NAME.search(name):
+    name = min(names, key=len).strip(" \"'“”‘’")
+    if not name or len(name.split()) > 6 or pattern("not_a_document_name").search(name):
         return None
     return name
 

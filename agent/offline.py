@@ -40,7 +40,7 @@ from agent.extract import (
 from agent.followups import customer_in
 from agent.messages import audience_name, say
 from agent.passages import Passage
-from agent.phrasing import alternation, pattern
+from agent.phrasing import alternation, pattern, rules
 from agent.questions import Asks, asks, latin_names, matches_kind, names_all
 from agent.reasoning import (
     Check,
@@ -65,14 +65,6 @@ from ingest.stopwords import STOPWORDS
 # The phrasings a message is read by (a greeting, a ticket, where a message asks a second question,
 # a follow-up's "it", a question about whole documents) are lists of agent/patterns/. The two
 # comparisons below stay here: English grammar whose named parts the code takes apart.
-_COMPARE = re.compile(
-    r"^(?P<what>.*?)\s*\b(?:differ|compare|vary)\b\s+(?:between|for)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)[?？.]?$",
-    re.I,
-)
-_COMPARE_WITH = re.compile(
-    r"^(?:how does|how do|how is|how are)?\s*(?P<a>.+?)\s+compare(?:s)?\s+(?:with|to)\s+(?P<b>.+?)[?？.]?$",
-    re.I,
-)
 _NAME = re.compile(r"(?<=[\s(“\"'])[A-ZÀ-ÖØ-Þ][\w’'-]+")
 
 
@@ -118,23 +110,13 @@ def _amount(text: str) -> str:
 
 
 def _parts(question: str) -> list[str]:
-    """One question split into the questions it asks."""
-    compare = re.match(
-        r"^\s*compare\s+(.+?)\s+(?:and|with|to|vs\.?|versus)\s+(.+?)(?:[,;]\s*|\s+and\s+)(.*)$",
-        question,
-        re.I,
-    )
-    if compare:
-        return [compare.group(1), compare.group(2), compare.group(3)]
-    differ = _COMPARE.match(question.strip())
-    if differ:  # "How do the deadlines … differ between employees and contractors?"
-        what = re.sub(
-            r"^(?:how|in what way)\s+(?:do|does|did)\s+", "", differ.group("what"), flags=re.I
-        )
-        return [f"{what} for {differ.group('a')}", f"{what} for {differ.group('b')}"]
-    versus = _COMPARE_WITH.match(question.strip())
-    if versus:  # "How does the P1 first-response target compare with the SEV1 acknowledgement?"
-        return [versus.group("a"), versus.group("b")]
+    """One question split into the questions it asks: by the first rule of the list
+    ``comparison`` that takes it apart ("compare A with B", "how do X differ between A and B"),
+    else at the words of ``part_break``."""
+    for rule in rules("comparison"):
+        parts = rule.apply(question.strip())
+        if parts is not None:
+            return parts
     return re.split(rf"\s*{alternation('part_break')}\s*", question, flags=re.I)
 
 

@@ -7,12 +7,16 @@ Each list is the alternation of its entries in every language's file: a question
 every language's phrasings at once, since a short question's language is a guess and a
 Ukrainian question may quote an English term. Each table (the words of units, counts, ordinals
 and months, ``agent/values.py``) maps what a word stands for to the words, joined the same way.
+Each rule list (a request to see a document, a comparison to split) holds patterns that take a
+message apart, tried one at a time in order, each with what it makes of the parts it names.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import string
+from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 
@@ -74,10 +78,37 @@ LISTS = frozenset(
         "ordinal_suffix",
         "time_words",
         "a_unit_of",
+        "not_a_document_name",
     }
 )
 # every table the code reads: what a word stands for (a unit, a number, a month) → its words
 TABLES = frozenset({"units", "counts", "ordinals", "months", "compound_units"})
+# every rule list the code reads: patterns that take a message apart, tried one at a time
+RULES = frozenset({"document_request", "comparison"})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A pattern whose named groups are the parts of a message, and what it makes of them:
+    ``parts`` are templates of those groups ("{what} for {a}"), one result each."""
+
+    match: re.Pattern[str]
+    parts: tuple[str, ...]
+
+    def apply(self, text: str) -> list[str] | None:
+        """The parts ``text`` is made of, or None when the pattern does not match it; a group
+        the match left out is empty."""
+        m = self.match.match(text)
+        if not m:
+            return None
+        groups = {k: v or "" for k, v in m.groupdict().items()}
+        return [t.format_map(groups) for t in self.parts]
+
+
+def rules(name: str) -> tuple[Rule, ...]:
+    """The rule list ``name`` of ``agent/patterns/*.yaml``: English's first, then the other
+    languages', each file's in its order."""
+    return _rules()[name]
 
 
 def pattern(name: str) -> re.Pattern[str]:
@@ -107,6 +138,11 @@ def table(name: str) -> dict[str, str]:
     return _tables()[name]
 
 
+@functools.cache
+def _rules() -> dict[str, tuple[Rule, ...]]:
+    return read_rules(resources.files("agent") / "patterns")
+
+
 def _files(folder: Traversable) -> list[tuple[str, dict[str, object]]]:
     """Each ``<lang>.yaml`` of ``folder`` as (where, its lists and tables), English first: where
     two languages' entries match at one place, English's span is taken. A name the code does not
@@ -118,11 +154,10 @@ def _files(folder: Traversable) -> list[tuple[str, dict[str, object]]]:
         data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
         if not isinstance(data, dict):
             raise ConfigError(f"{where} must map list names to entries")
-        unknown = set(data) - LISTS - TABLES
+        unknown = set(data) - LISTS - TABLES - RULES
         if unknown:
-            raise ConfigError(
-                f"{where}: unknown list(s) {sorted(unknown)}; known: {sorted(LISTS | TABLES)}"
-            )
+            known = sorted(LISTS | TABLES | RULES)
+            raise ConfigError(f"{where}: unknown list(s) {sorted(unknown)}; known: {known}")
         out.append((where, data))
     return out
 
@@ -133,7 +168,7 @@ def read_patterns(folder: Traversable) -> dict[str, re.Pattern[str]]:
     entries: dict[str, list[str]] = {name: [] for name in LISTS}
     for where, data in _files(folder):
         for name, values in data.items():
-            if name in TABLES:
+            if name in TABLES or name in RULES:
                 continue
             if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
                 raise ConfigError(f"{where}: {name} must be a list of quoted regular expressions")
@@ -178,3 +213,39 @@ def read_tables(folder: Traversable) -> dict[str, dict[str, str]]:
                     out[name][w] = str(meaning)
                     said_by.setdefault((name, w), where)
     return out
+
+
+def read_rules(folder: Traversable) -> dict[str, tuple[Rule, ...]]:
+    """Every rule list of ``folder``'s files: each entry a ``match`` pattern (matched ignoring
+    case, from the message's start) and the ``parts`` it makes, templates of the pattern's named
+    groups; a template naming a group the pattern lacks names its file."""
+    out: dict[str, list[Rule]] = {name: [] for name in RULES}
+    for where, data in _files(folder):
+        for name, entries in data.items():
+            if name not in RULES:
+                continue
+            fix = f"{where}: each entry of {name} needs match: 'a pattern' and parts: ['{{group}}']"
+            if not isinstance(entries, list):
+                raise ConfigError(fix)
+            for entry in entries:
+                if not (
+                    isinstance(entry, dict)
+                    and isinstance(entry.get("match"), str)
+                    and isinstance(entry.get("parts"), list)
+                    and entry["parts"]
+                    and all(isinstance(t, str) for t in entry["parts"])
+                ):
+                    raise ConfigError(fix)
+                try:
+                    match = re.compile(entry["match"], re.I)
+                except re.error as e:
+                    raise ConfigError(f"{where}: {name} match {entry['match']!r}: {e}") from e
+                for template in entry["parts"]:
+                    asked = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+                    if asked - set(match.groupindex):
+                        raise ConfigError(
+                            f"{where}: {name} part {template!r} names a group its match "
+                            f"lacks; it has {sorted(match.groupindex)}"
+                        )
+                out[name].append(Rule(match, tuple(entry["parts"])))
+    return {name: tuple(found) for name, found in out.items()}

@@ -51,10 +51,30 @@ def opened(answer) -> str | None:
         ("show me how to file expenses", None),
         ("Show me customer 4502", None),
         ("What is the travel policy?", None),
+        # other languages' requests are rules of their own files
+        ("Zeig mir bitte die Reiserichtlinie.", "Reiserichtlinie"),
+        ("Zeige mir, wie ich Spesen abrechne", None),
+        ("Покажи мені путівник офісу", "путівник офісу"),  # Russian's rule reads it too
+        ("покажи мне, как оформить отпуск", None),
+        ("请给我看一下员工指南", "员工指南"),
+        ("出張規程を見せてください", "出張規程"),
     ],
 )
 def test_a_request_to_see_a_document_names_it(text, name):
     assert asked_document(text) == name
+
+
+@pytest.mark.parametrize(
+    ("user", "text", "doc"),
+    [
+        ("bob", "Покажи мені путівник Київського офісу", "general/kyiv-office-uk.md"),
+        ("bob", "请给我看上海办公室员工指南", "general/shanghai-office-zh.md"),
+    ],
+)
+def test_a_request_in_the_documents_language_opens_it(assistant, user, text, doc):
+    a = ask(assistant, user, text)
+    assert a.status == "answered" and opened(a).endswith(doc)
+    assert {c.doc_id for c in a.citations} == {opened(a)}
 
 
 def test_show_me_the_travel_policy_gives_its_outline_with_a_citation_per_section(assistant):

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from agent import phrasing
-from agent.phrasing import LISTS, TABLES, read_patterns, read_tables
+from agent.phrasing import LISTS, RULES, TABLES, read_patterns, read_rules, read_tables
 from agent.questions import asks, matches_kind
 from ingest.errors import ConfigError
 
@@ -58,7 +58,7 @@ def test_every_list_the_code_reads_is_filled_by_the_shipped_files():
     for f in folder.iterdir():
         if f.name.endswith(".yaml"):
             filled |= set(yaml.safe_load(f.read_text(encoding="utf-8")))
-    assert filled == LISTS | TABLES
+    assert filled == LISTS | TABLES | RULES
 
 
 def test_a_languages_units_counts_and_months_are_tables_in_its_file(tmp_path, monkeypatch):
@@ -111,3 +111,48 @@ def test_a_table_the_code_cannot_read_names_its_file_and_the_fix(tmp_path, files
         (tmp_path / name).write_text(text, encoding="utf-8")
     with pytest.raises(ConfigError, match=error):
         read_tables(tmp_path)
+
+
+def test_a_rule_takes_a_message_apart_into_the_parts_its_file_says(tmp_path, monkeypatch):
+    """A made-up language teaches the planner its way of asking for a comparison, and the
+    document finder its way of asking for a document, by its file alone."""
+    (tmp_path / "xx.yaml").write_text(
+        "comparison:\n"
+        "  - match: 'zorp (?P<a>.+?) vink (?P<b>.+?) nal (?P<what>.+?)\\?$'\n"
+        "    parts: ['{what} fo {a}', '{what} fo {b}']\n"
+        "document_request:\n"
+        "  - match: 'glim (?P<name>.+)'\n"
+        "    parts: ['{name}']\n",
+        encoding="utf-8",
+    )
+    rules = read_rules(tmp_path)
+    (compare,) = rules["comparison"]
+    assert compare.apply("Zorp flit vink varn nal dopp?") == ["dopp fo flit", "dopp fo varn"]
+    assert compare.apply("flit vink varn") is None  # from the message's start only
+
+    from agent.document_requests import asked_document
+    from agent.offline import _parts
+
+    monkeypatch.setattr(phrasing, "_rules", lambda: rules)
+    assert _parts("zorp flit vink varn nal dopp?") == ["dopp fo flit", "dopp fo varn"]
+    assert _parts("compare A with B, and C") == ["compare A with B, and C"]  # not this language's
+    assert asked_document("glim dopp") == "dopp"
+    assert asked_document("show me the travel policy") is None
+
+
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("comparison: ['x']\n", r"each entry of comparison needs match: 'a pattern' and parts"),
+        ("comparison: [{match: 'x'}]\n", r"each entry of comparison needs match"),
+        (
+            "comparison: [{match: '(?P<a>x)', parts: ['{a} {b}']}]\n",
+            r"comparison part '\{a\} \{b\}' names a group its match lacks; it has \['a'\]",
+        ),
+        ("document_request: [{match: '(x', parts: ['y']}]\n", r"document_request match '\(x'"),
+    ],
+)
+def test_a_rule_the_code_cannot_read_names_its_file_and_the_fix(tmp_path, text, error):
+    (tmp_path / "xx.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=error):
+        read_rules(tmp_path)

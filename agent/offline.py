@@ -63,8 +63,8 @@ from ingest.sentences import sentences
 from ingest.stopwords import STOPWORDS
 
 # The phrasings a message is read by (a greeting, a ticket, where a message asks a second question,
-# a follow-up's "it", a question about whole documents) are lists of agent/patterns/. The two
-# comparisons below stay here: English grammar whose named parts the code takes apart.
+# a comparison, a follow-up's "it", a question about whole documents) are lists and rules of
+# agent/patterns/.
 _NAME = re.compile(r"(?<=[\s(“\"'])[A-ZÀ-ÖØ-Þ][\w’'-]+")
 
 

@@ -118,6 +118,8 @@ def asks(question: str) -> Asks:
     # "length", "period" are said by the value ("14 days"); "port", "rate" are words tables use
     noun = terse[1] if terse and kind in ("duration", "date") else ""
     thing = asked_thing(question) if lang == "en" and not about_versions else ""
+    if pattern("unnamed_things").fullmatch(thing):
+        thing = ""  # "What are the steps to …": the answer is the steps, and seldom says "steps"
     bound = next((b for b, name in _BOUND.items() if pattern(name).search(question)), None)
     return Asks(kind, lang, quantity, extreme, dimension, about_versions, noun, thing, bound)  # type: ignore[arg-type]
 

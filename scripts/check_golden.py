@@ -79,6 +79,9 @@ KINDS = {
     "ru",
     "near_miss",
     "channel",
+    # the third set (issue 21): questions for the steps, requirements or conditions of something,
+    # answered by them, not by a sentence that names the word "steps"
+    "broad",
 }
 MIN_KIND = {
     "unanswerable": 14,
@@ -108,7 +111,7 @@ MIN_ENTRIES = 150
 # Kinds whose entries expect "I don't know"; followups and channel questions may go either way.
 REFUSAL_KINDS = {"unanswerable", "acl_denied", "near_miss"}
 EITHER_KINDS = {"followup", "channel"}
-SETS = {"v1", "v2"}
+SETS = {"v1", "v2", "v3"}
 MIN_FORMATS = {".md": 1, ".html": 1, ".pdf": 2, ".docx": 2, ".txt": 2}
 EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(\.[\w-]+)+$")
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

@@ -70,14 +70,16 @@ _NAME = re.compile(r"(?<=[\s(“\"'])[A-ZÀ-ÖØ-Þ][\w’'-]+")
 
 def _documents_named(question: str, passages: Sequence[Passage]) -> list[str]:
     """The documents among ``passages`` whose titles the question names ("the expense policies"
-    names both "Expense Policy for Employees" and "Expense Policy for Contractors")."""
+    names both "Expense Policy for Employees" and "Expense Policy for Contractors"). A title
+    whose words the question shares are all shared by another title that shares more is not
+    named: "the expense policy for contractors" names that one, not the employees' too."""
     asked = set(tokenize(question))
-    found: dict[str, None] = {}
+    shared: dict[str, set[str]] = {}
     for p in passages:
         title = set(tokenize(p.title))
         if title and len(title & asked) >= min(2, len(title)):
-            found[p.doc_id] = None
-    return list(found)
+            shared.setdefault(p.doc_id, set()).update(title & asked)
+    return [d for d, words in shared.items() if not any(words < other for other in shared.values())]
 
 
 def _what_it_covers(units: list[Scored], passages: Sequence[Passage]) -> Scored | None:

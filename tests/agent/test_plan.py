@@ -31,3 +31,42 @@ def test_a_question_that_needs_its_context_is_led_by_it():
         "My VPN disconnects every hour. — What should I do?"
     ]
     assert plan("How many vacation days do I get?") == ["How many vacation days do I get?"]
+
+
+def test_a_title_the_question_names_more_of_is_the_one_named():
+    """ "the zorblat policy for contractors" names that document, not its sibling for employees,
+    whose words the question shares are all the contractors' title's too; a title named by a
+    word of its own (travel) and two titles named alike (the zorblat policies) all stay."""
+    from agent.offline import _documents_named
+    from agent.passages import Passage
+
+    def doc(doc_id: str, title: str) -> Passage:
+        return Passage(
+            doc_id=doc_id,
+            chunk_id=f"{doc_id}#0",
+            parent_id=doc_id,
+            title=title,
+            breadcrumbs=title,
+            text=f"{title}\n\nThis policy applies to someone.",
+            source=doc_id,
+            link="",
+            anchor="",
+            page=None,
+            updated="2026-01-01",
+            owner="",
+            lang="en",
+            score=1.0,
+        )
+
+    found = [
+        doc("employees", "Zorblat Policy for Employees"),
+        doc("contractors", "Zorblat Policy for Contractors"),
+        doc("travel", "Business Travel Policy"),
+    ]
+    assert _documents_named("Summarize the zorblat policy for contractors", found) == [
+        "contractors"
+    ]
+    assert _documents_named("Compare the zorblat policies", found) == ["employees", "contractors"]
+    assert _documents_named(
+        "Compare the travel policy and the zorblat policy for contractors", found
+    ) == ["contractors", "travel"]

@@ -123,14 +123,23 @@ def alternation(name: str) -> str:
     return f"(?:{pattern(name).pattern})"
 
 
+Files = list[tuple[str, dict[str, object]]]  # (where, what the file holds), as ``_files`` reads
+
+
+@functools.cache
+def _shipped() -> Files:
+    """The files of ``agent/patterns/``, read once for the lists, tables and rules alike."""
+    return _files(resources.files("agent") / "patterns")
+
+
 @functools.cache
 def _patterns() -> dict[str, re.Pattern[str]]:
-    return read_patterns(resources.files("agent") / "patterns")
+    return patterns_of(_shipped())
 
 
 @functools.cache
 def _tables() -> dict[str, dict[str, str]]:
-    return read_tables(resources.files("agent") / "patterns")
+    return tables_of(_shipped())
 
 
 def table(name: str) -> dict[str, str]:
@@ -141,10 +150,10 @@ def table(name: str) -> dict[str, str]:
 
 @functools.cache
 def _rules() -> dict[str, tuple[Rule, ...]]:
-    return read_rules(resources.files("agent") / "patterns")
+    return rules_of(_shipped())
 
 
-def _files(folder: Traversable) -> list[tuple[str, dict[str, object]]]:
+def _files(folder: Traversable) -> Files:
     """Each ``<lang>.yaml`` of ``folder`` as (where, its lists and tables), English first: where
     two languages' entries match at one place, English's span is taken. A name the code does not
     read is an error naming the file."""
@@ -164,10 +173,22 @@ def _files(folder: Traversable) -> list[tuple[str, dict[str, object]]]:
 
 
 def read_patterns(folder: Traversable) -> dict[str, re.Pattern[str]]:
-    """Every list of ``folder``'s files, joined across languages; an entry that is not a quoted
-    string or not a regular expression names its file. A list no file fills matches nothing."""
+    return patterns_of(_files(folder))
+
+
+def read_tables(folder: Traversable) -> dict[str, dict[str, str]]:
+    return tables_of(_files(folder))
+
+
+def read_rules(folder: Traversable) -> dict[str, tuple[Rule, ...]]:
+    return rules_of(_files(folder))
+
+
+def patterns_of(files: Files) -> dict[str, re.Pattern[str]]:
+    """Every list of the files, joined across languages; an entry that is not a quoted string
+    or not a regular expression names its file. A list no file fills matches nothing."""
     entries: dict[str, list[str]] = {name: [] for name in LISTS}
-    for where, data in _files(folder):
+    for where, data in files:
         for name, values in data.items():
             if name in TABLES or name in RULES:
                 continue
@@ -185,13 +206,13 @@ def read_patterns(folder: Traversable) -> dict[str, re.Pattern[str]]:
     }
 
 
-def read_tables(folder: Traversable) -> dict[str, dict[str, str]]:
-    """Every table of ``folder``'s files, joined across languages: word (lower case) → what it
+def tables_of(files: Files) -> dict[str, dict[str, str]]:
+    """Every table of the files, joined across languages: word (lower case) → what it
     stands for. A word two entries give different meanings ("mar" a month and a unit) names
     both, so that reading a value never depends on the order the files were read in."""
     out: dict[str, dict[str, str]] = {name: {} for name in TABLES}
     said_by: dict[tuple[str, str], str] = {}
-    for where, data in _files(folder):
+    for where, data in files:
         for name, entries in data.items():
             if name not in TABLES:
                 continue
@@ -216,12 +237,12 @@ def read_tables(folder: Traversable) -> dict[str, dict[str, str]]:
     return out
 
 
-def read_rules(folder: Traversable) -> dict[str, tuple[Rule, ...]]:
-    """Every rule list of ``folder``'s files: each entry a ``match`` pattern (matched ignoring
+def rules_of(files: Files) -> dict[str, tuple[Rule, ...]]:
+    """Every rule list of the files: each entry a ``match`` pattern (matched ignoring
     case, from the message's start) and the ``parts`` it makes, templates of the pattern's named
     groups; a template naming a group the pattern lacks names its file."""
     out: dict[str, list[Rule]] = {name: [] for name in RULES}
-    for where, data in _files(folder):
+    for where, data in files:
         for name, entries in data.items():
             if name not in RULES:
                 continue
@@ -242,7 +263,9 @@ def read_rules(folder: Traversable) -> dict[str, tuple[Rule, ...]]:
                 except re.error as e:
                     raise ConfigError(f"{where}: {name} match {entry['match']!r}: {e}") from e
                 for template in entry["parts"]:
-                    asked = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+                    asked = {
+                        f for _, f, _, _ in string.Formatter().parse(template) if f is not None
+                    }
                     if asked - set(match.groupindex):
                         raise ConfigError(
                             f"{where}: {name} part {template!r} names a group its match "

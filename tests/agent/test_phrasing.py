@@ -150,6 +150,10 @@ def test_a_rule_takes_a_message_apart_into_the_parts_its_file_says(tmp_path, mon
             r"comparison part '\{a\} \{b\}' names a group its match lacks; it has \['a'\]",
         ),
         ("document_request: [{match: '(x', parts: ['y']}]\n", r"document_request match '\(x'"),
+        (  # a template that names no group would fail on the first message it reads
+            "comparison: [{match: '(?P<a>x)', parts: ['{a} {}']}]\n",
+            r"comparison part '\{a\} \{\}' names a group its match lacks",
+        ),
     ],
 )
 def test_a_rule_the_code_cannot_read_names_its_file_and_the_fix(tmp_path, text, error):

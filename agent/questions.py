@@ -6,6 +6,7 @@ Answers are chosen by these, not only by shared words.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -64,7 +65,12 @@ _VERSION_NUMBER = re.compile(r"\bv?\d+[._]\d+(?:[._]\d+)?\b")
 # "over 50k": the words that put a value just above or below the one named, as rules write them
 # (the lists ``over`` and ``under`` of agent/patterns/)
 def _just_before(name: str, text: str) -> bool:
-    return bool(re.search(rf"(?<!\w){alternation(name)}\s*$", text, re.I))
+    return bool(_ending_with(name).search(text))
+
+
+@functools.cache
+def _ending_with(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){alternation(name)}\s*$", re.I)
 
 
 # "up to what amount …?" asks where a rule stops (the row "up to 500 EUR"), "from what amount …?"
@@ -176,7 +182,7 @@ def matches_kind(kind: Kind, text: str) -> bool:
     if kind == "duration":  # a span of time: "30 days", "一个工作日"; not "15 楼" nor "one of"
         return bool(
             durations(text)
-            or _time_span(text)
+            or _time_span().search(text)
             or pattern("soon").search(text)
             or dates(text, 2000)
             or names_a_month(text)
@@ -195,11 +201,10 @@ def matches_kind(kind: Kind, text: str) -> bool:
 
 
 # "9:00–18:00" lasts a while (the list ``soon``: "the same day", "immediately" say how soon)
-def _time_span(text: str) -> bool:
+@functools.cache
+def _time_span() -> re.Pattern[str]:
     to = alternation("range_to")
-    return bool(
-        re.search(rf"\b\d{{1,2}}[:.]\d{{2}}\s*(?:–|—|-|{to})\s*\d{{1,2}}[:.]\d{{2}}\b", text)
-    )
+    return re.compile(rf"\b\d{{1,2}}[:.]\d{{2}}\s*(?:–|—|-|{to})\s*\d{{1,2}}[:.]\d{{2}}\b")
 
 
 _PERSON_NAME = re.compile(r"(?<![.:!?]\s)(?<=\s)[A-Z][a-z]+")

@@ -6,28 +6,9 @@ from agent.extract import conflict, score_units
 from agent.passages import Passage
 from agent.questions import asks
 from agent.terms import TermStats
+from tests.agent.made_up import passage
 
 EVERYONE = frozenset({"employees", "contractors"})
-
-
-def passage(doc: str, title: str, updated: str, body: str, crumbs: str = "") -> Passage:
-    breadcrumbs = crumbs or title
-    return Passage(
-        doc_id=doc,
-        chunk_id=f"{doc}#0",
-        parent_id=doc,
-        title=title,
-        breadcrumbs=breadcrumbs,
-        text=f"{breadcrumbs}\n\n{body}",
-        source=doc,
-        link="",
-        anchor="",
-        page=None,
-        updated=updated,
-        owner="",
-        lang="en",
-        score=1.0,
-    )
 
 
 POLICY = passage(

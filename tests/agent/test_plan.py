@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from agent.offline import OfflineReasoner
+from agent.offline import OfflineReasoner, _documents_named
+from agent.passages import Passage
 from agent.terms import TermStats
+from tests.agent.made_up import passage
 
 
 def plan(question: str) -> list[str]:
@@ -37,26 +39,9 @@ def test_a_title_the_question_names_more_of_is_the_one_named():
     """ "the zorblat policy for contractors" names that document, not its sibling for employees,
     whose words the question shares are all the contractors' title's too; a title named by a
     word of its own (travel) and two titles named alike (the zorblat policies) all stay."""
-    from agent.offline import _documents_named
-    from agent.passages import Passage
 
     def doc(doc_id: str, title: str) -> Passage:
-        return Passage(
-            doc_id=doc_id,
-            chunk_id=f"{doc_id}#0",
-            parent_id=doc_id,
-            title=title,
-            breadcrumbs=title,
-            text=f"{title}\n\nThis policy applies to someone.",
-            source=doc_id,
-            link="",
-            anchor="",
-            page=None,
-            updated="2026-01-01",
-            owner="",
-            lang="en",
-            score=1.0,
-        )
+        return passage(doc_id, title, "2026-01-01", "This policy applies to someone.")
 
     found = [
         doc("employees", "Zorblat Policy for Employees"),

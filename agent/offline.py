@@ -104,6 +104,28 @@ def _names(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _with_carried(part: str, carried: Sequence[str]) -> str:
+    """A part with what the question set up around it: "the daily per diem (Shanghai)?"."""
+    return f"{part} ({', '.join(carried)})?" if carried else f"{part}?"
+
+
+_CARRIED = re.compile(r" \(([^()]*)\)\?$")
+
+
+def _situated(part: str, passages: Sequence[Passage]) -> str:
+    """A part without the names carried from the asker's situation that no passage found
+    states ("… my fleet (East, England, Europe)?" over a rule for every ship): such a name tells
+    none of them apart, and asked of them it only weighs against the one that answers. A name
+    a passage states ("Shanghai" in the per diem table) stays, as does an amount."""
+    found = _CARRIED.search(part)
+    if not found or any(p.lang != detect_lang(part) for p in passages):
+        return part  # across languages a name is written otherwise ("Shanghai", "上海")
+    text = " ".join(f"{p.title} {p.text}" for p in passages).lower()
+    carried = found.group(1).split(", ")
+    kept = [c for c in carried if any(ch.isdigit() for ch in c) or c.lower() in text]
+    return part if kept == carried else _with_carried(part[: found.start()], kept)
+
+
 def _amount(text: str) -> str:
     """The amount of money a question is about ("12,000 EUR"), as written; '' when it names
     none. (A trip's length is context, not the value every part is about.)"""
@@ -260,7 +282,7 @@ class OfflineReasoner:
             # that amount, so each chooses the row whose range holds it
             if amount and not any(x.money for x in quantities(q)):
                 lacking.append(amount)
-            out.append(f"{q} ({', '.join(lacking)})?" if lacking else f"{q}?")
+            out.append(_with_carried(q, lacking))
         return out
 
     async def grade(self, question: str, passages: Sequence[Passage]) -> list[Grade]:
@@ -409,7 +431,8 @@ class OfflineReasoner:
             add(Sentence(c.text, c.sources, note=True, score=1.0))
             for i, text in c.quotes:
                 add(Sentence(text, [i], score=1.0))
-        for sub in subquestions:
+        for planned in subquestions:
+            sub = _situated(planned, passages)
             wants = asks(sub)
             extract = score_units(sub, wants, passages, stats, asker, self._embed_for(wants.lang))
             self._credit_synonyms(extract)
@@ -435,7 +458,7 @@ class OfflineReasoner:
                 for sentence in rescued:
                     add(sentence)
                 if not rescued and not conclusions:
-                    missing.append(sub)
+                    missing.append(planned)
                 continue
             if opinion is not None:
                 extract = _model_first(extract, opinion)
@@ -445,7 +468,7 @@ class OfflineReasoner:
                 quotes = opinion.rescue(said)  # the model's own answer, when it is sure of one
                 if not quotes:
                     if not conclusions:
-                        missing.append(sub)
+                        missing.append(planned)
                     continue
             if quoted and all(q.text in quoted for q in quotes if not q.note):
                 # a later part would repeat what is quoted ("the hotel cap … and the daily per

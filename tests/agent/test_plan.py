@@ -55,3 +55,36 @@ def test_a_title_the_question_names_more_of_is_the_one_named():
     assert _documents_named(
         "Compare the travel policy and the zorblat policy for contractors", found
     ) == ["contractors", "travel"]
+
+
+def answer(question: str, found: list[Passage]) -> tuple[list[str], list[str]]:
+    """The quotes and the parts left unanswered, from the rules alone (no models)."""
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts([p.text for p in found]))
+    parts = asyncio.run(reasoner.plan(question))
+    draft = asyncio.run(reasoner.answer(question, parts, found, []))
+    return [s.text for s in draft.sentences], draft.missing
+
+
+def test_a_name_of_the_askers_situation_that_no_passage_states_is_not_asked_of_them():
+    """ "Our boats sail from Varnholm." sets up the asker's case; the rule found is the same for
+    every port and never names it, so the name tells nothing apart and must not count against
+    the rule. Where a passage does state the name (a row per port), it still chooses the row."""
+    rule = passage(
+        "checks", "Hull checks", "2026-01-01", "Hull checks must be repeated every two years."
+    )
+    question = "Our boats sail from Varnholm and Ostrava. How often must hull checks be repeated?"
+    assert plan(question) == ["How often must hull checks be repeated (Varnholm, Ostrava)?"]
+    quotes, missing = answer(question, [rule])
+    assert quotes == ["Hull checks must be repeated every two years."] and missing == []
+
+    per_port = passage(
+        "ports",
+        "Hull checks by port",
+        "2026-01-01",
+        "In Varnholm hull checks must be repeated every year.\n\n"
+        "In Kessel hull checks must be repeated every three years.",
+    )
+    quotes, _ = answer(
+        "Our boats sail from Varnholm. How often must hull checks be repeated?", [per_port]
+    )
+    assert quotes[0] == "In Varnholm hull checks must be repeated every year."

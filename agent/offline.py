@@ -118,11 +118,17 @@ def _situated(part: str, passages: Sequence[Passage]) -> str:
     none of them apart, and asked of them it only weighs against the one that answers. A name
     a passage states ("Shanghai" in the per diem table) stays, as does an amount."""
     found = _CARRIED.search(part)
-    if not found or any(p.lang != detect_lang(part) for p in passages):
+    lang = detect_lang(part)
+    if not found or any(p.lang != lang for p in passages):
         return part  # across languages a name is written otherwise ("Shanghai", "上海")
-    text = " ".join(f"{p.title} {p.text}" for p in passages).lower()
+    text = " ".join(f"{p.title} {p.text}" for p in passages)
     carried = found.group(1).split(", ")
-    kept = [c for c in carried if any(ch.isdigit() for ch in c) or c.lower() in text]
+    kept = [
+        c
+        for c in carried
+        if any(ch.isdigit() for ch in c)  # an amount
+        or re.search(rf"(?<!\w){re.escape(c)}(?!\w)", text, re.IGNORECASE)  # "Ann", not "annual"
+    ]
     return part if kept == carried else _with_carried(part[: found.start()], kept)
 
 

@@ -76,6 +76,17 @@ def test_a_name_of_the_askers_situation_that_no_passage_states_is_not_asked_of_t
     assert plan(question) == ["How often must hull checks be repeated (Varnholm, Ostrava)?"]
     quotes, missing = answer(question, [rule])
     assert quotes == ["Hull checks must be repeated every two years."] and missing == []
+    # a name inside another word is not stated: "Vel" is not in "level"
+    levelled = passage(
+        "checks",
+        "Hull checks",
+        "2026-01-01",
+        "Hull checks must be repeated every two years at any level.",
+    )
+    quotes, missing = answer(
+        "Our boats sail from Vel. How often must hull checks be repeated?", [levelled]
+    )
+    assert quotes == ["Hull checks must be repeated every two years at any level."]
 
     per_port = passage(
         "ports",

@@ -90,6 +90,8 @@ class Run:
     notes: list[str] = field(default_factory=list)  # our own remarks for the answer (CRM access)
     lang: str = "en"
     said: str = ""  # the previous answer, when this turn follows up on it
+    # the document the conversation so far is about, searched first beside the whole index
+    topic: list[str] = field(default_factory=list)
     trace: list[TraceStep] = field(default_factory=list)
     telemetry: TurnTelemetry | None = None  # the turn's span and metrics; None records nothing
     # Told the answer's text as it is written; the turn's first answer only (a draft after another
@@ -349,9 +351,16 @@ class AnswerLoop(Workflow):
         queries = [run.queries[sq] for sq in todo]
         await run.say("searching: " + "; ".join(queries) + "…")
         t0 = time.perf_counter()
+        if run.round == 1:
+            run.topic = await asyncio.to_thread(_conversation_documents, run)
         results = await asyncio.gather(
             *(asyncio.to_thread(run.tools.search_docs, q) for q in queries)
         )
+        if run.topic:
+            found = await asyncio.gather(
+                *(asyncio.to_thread(run.tools.search_within, q, run.topic) for q in queries)
+            )
+            results = [[*w, *r] for r, w in zip(results, found, strict=True)]
         hits = 0
         for sq, q, passages in zip(todo, queries, results, strict=True):
             run.tried.append(q)
@@ -359,7 +368,10 @@ class AnswerLoop(Workflow):
             for p in passages:
                 pool.setdefault(p.chunk_id, p)
             hits += len(passages)
-        run.record("search", t0, queries=queries, hits=hits)
+        within = (
+            f"also within {', '.join(run.topic)}, the conversation's document" if run.topic else ""
+        )
+        run.record("search", t0, reason=within, queries=queries, hits=hits)
         return GradeEvent(run=run)
 
     @step
@@ -572,6 +584,16 @@ def _thin(p: Passage) -> bool:
     """A heading or one short line: too little to answer from without its section."""
     body = p.body.strip()
     return not p.tool and not p.external and "\n" not in body and count_tokens(body) < THIN_TOKENS
+
+
+def _conversation_documents(run: Run) -> list[str]:
+    """The document the conversation so far is about: the one its messages, read together,
+    find first. A follow-up is often answered further on in it ("and can I do this online?")."""
+    said = " ".join(m.text for m in run.turn.history).strip()
+    if not said:
+        return []
+    hits = run.tools.search_docs(said[-MAX_QUERY_CHARS:], top_k=1)
+    return [hits[0].doc_id] if hits else []
 
 
 def _todo(run: Run) -> list[str]:

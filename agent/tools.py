@@ -118,6 +118,16 @@ class TurnTools:
             query, self.turn.groups, filters, top_k=top_k, readers=self.turn.member_groups
         )
 
+    def search_within(self, query: str, doc_ids: Sequence[str], top_k: int = 8) -> list[Passage]:
+        """``search_docs`` inside the given documents only (the conversation's), same access."""
+        return self.box.retriever.search(
+            query,
+            self.turn.groups,
+            Filters(doc_ids=list(doc_ids)),
+            top_k=top_k,
+            readers=self.turn.member_groups,
+        )
+
     def get_document(self, doc_id: str) -> str:
         """The whole text of one document, section by section, if the asker may read it."""
         sections = self.sections(doc_id)

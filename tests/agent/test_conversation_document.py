@@ -1,0 +1,109 @@
+"""A message in a conversation is also searched within the document the conversation is about:
+made-up documents, the real index and the offline reasoner (no LLM, no mocks)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agent.assistant import build_assistant
+from agent.turns import Message, Turn
+
+GLIMBERS = """---
+acl: ["keepers"]
+---
+
+# Glimber keeping licence
+
+## Who needs a licence
+
+Anyone who keeps more than three glimbers on Varnholm needs a glimber keeping licence.
+
+## After you apply
+
+Expect the island office's answer 20 working days after you write to it.
+"""
+
+# other permits whose pages say more of the follow-up's words than the glimber page does
+PERMIT = """# {thing} permit
+
+## Applying for a {thing} permit
+
+Every application for a {thing} permit is decided by the {office}; the decision is sent by post.
+A {thing} permit is valid until 30 days after the decision.
+"""
+THINGS = [
+    ("Mooring", "harbour master"),
+    ("Fishing", "fisheries desk"),
+    ("Market stall", "market warden"),
+    ("Bonfire", "fire warden"),
+    ("Sheep grazing", "commons board"),
+    ("Boat hire", "harbour master"),
+    ("Ferry freight", "ferry office"),
+    ("Street music", "town clerk"),
+    ("Well digging", "water board"),
+    ("Kite flying", "airfield desk"),
+    ("Beach hut", "shore board"),
+    ("Horse riding", "bridleway office"),
+    ("Drone", "airfield desk"),
+    ("Camping", "commons board"),
+    ("Peat cutting", "bog warden"),
+    ("Oyster bed", "fisheries desk"),
+    ("Signboard", "town clerk"),
+    ("Scaffold", "works office"),
+    ("Skip", "works office"),
+    ("Parade", "town clerk"),
+]
+
+
+@pytest.fixture(scope="module")
+def assistant(tmp_path_factory, embedders):
+    from bot.app import build_deps
+    from bot.settings import Settings
+
+    docs = tmp_path_factory.mktemp("permits")
+    (docs / "glimbers.md").write_text(GLIMBERS, encoding="utf-8")
+    for thing, office in THINGS:
+        name = thing.lower().replace(" ", "-")
+        (docs / f"{name}.md").write_text(PERMIT.format(thing=thing, office=office), "utf-8")
+    (docs / "_access.yaml").write_text('acl: ["*"]\n', encoding="utf-8")
+    deps = build_deps(Settings(data_dir=tmp_path_factory.mktemp("footnote")))
+    deps.__dict__["embedders"] = embedders
+    report = deps.ingester.ingest(docs)
+    assert not report.failed, report.failed
+    yield build_assistant(deps)
+    deps.close()
+
+
+def ask(assistant, text: str, history: tuple[Message, ...] = (), groups=("keepers",)):
+    turn = Turn(user_id="u1", text=text, groups=groups, history=history)
+    return asyncio.run(assistant.answer(turn))
+
+
+def read(answer) -> set[str]:
+    """The chunks the turn's searches brought to the answer step (graded kept or dropped)."""
+    return {c.split(": ")[0] for t in answer.trace if t.step == "grade" for c in t.kept + t.dropped}
+
+
+def test_a_message_in_a_conversation_is_also_searched_in_the_document_it_is_about(assistant):
+    """Asked alone, "how many days until my application is decided?" brings twenty permit pages
+    that say "application", "decided", "days" and "until", and not the glimber page; after a
+    question about glimbers, the glimber page is searched too and its passage reaches the answer
+    step, under the asker's access like every search."""
+    first = "Do I need a licence to keep five glimbers?"
+    said = ask(assistant, first)
+    assert said.status == "answered" and "three glimbers" in said.text, said.text
+    history = (Message("user", first), Message("assistant", said.text))
+    question = "How many days until my application is decided?"
+    alone = ask(assistant, question)
+    assert not any("glimbers.md" in c for c in read(alone)), read(alone)
+    followed = ask(assistant, question, history)
+    assert any("glimbers.md" in c for c in read(followed)), read(followed)
+    searched = [t for t in followed.trace if t.step == "search"]
+    assert "glimbers.md" in searched[0].reason, searched[0]
+    # the same conversation, continued by someone who may not read the glimber page: the
+    # conversation's document is looked for under their access, so the page is not searched
+    other = ask(assistant, question, history, groups=("staff",))
+    assert not any("glimbers.md" in c for c in read(other)), read(other)
+    assert all("glimbers" not in t.reason for t in other.trace), other.trace

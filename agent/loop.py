@@ -360,7 +360,7 @@ class AnswerLoop(Workflow):
             found = await asyncio.gather(
                 *(asyncio.to_thread(run.tools.search_within, q, run.topic) for q in queries)
             )
-            results = [[*w, *r] for r, w in zip(results, found, strict=True)]
+            results = [_first_of_each([*w, *r]) for r, w in zip(results, found, strict=True)]
         hits = 0
         for sq, q, passages in zip(todo, queries, results, strict=True):
             run.tried.append(q)
@@ -584,6 +584,14 @@ def _thin(p: Passage) -> bool:
     """A heading or one short line: too little to answer from without its section."""
     body = p.body.strip()
     return not p.tool and not p.external and "\n" not in body and count_tokens(body) < THIN_TOKENS
+
+
+def _first_of_each(passages: list[Passage]) -> list[Passage]:
+    """Each passage once, where it first comes."""
+    seen: dict[str, Passage] = {}
+    for p in passages:
+        seen.setdefault(p.chunk_id, p)
+    return list(seen.values())
 
 
 def _conversation_documents(run: Run) -> list[str]:

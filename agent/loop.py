@@ -90,7 +90,8 @@ class Run:
     notes: list[str] = field(default_factory=list)  # our own remarks for the answer (CRM access)
     lang: str = "en"
     said: str = ""  # the previous answer, when this turn follows up on it
-    # the document the conversation so far is about, searched first beside the whole index
+    # the document the conversation so far is about: searched beside the whole index, and every
+    # other passage the answer step reads is its
     topic: list[str] = field(default_factory=list)
     trace: list[TraceStep] = field(default_factory=list)
     telemetry: TurnTelemetry | None = None  # the turn's span and metrics; None records nothing
@@ -622,15 +623,19 @@ def _ranked(run: Run, sq: str) -> list[Passage]:
 
 
 def _selected(run: Run) -> list[Passage]:
-    """Strongest first, off-topic never, at most ~8, shared fairly between sub-questions."""
+    """Strongest first, off-topic never, at most ~8, shared fairly between sub-questions; in a
+    conversation, its document's passages take every other place (``_alternating``)."""
     per_sq = [
         one_of_each(
-            [
-                p
-                for p in _ranked(run, sq)
-                if run.grades.get(sq, {}).get(p.chunk_id)
-                and run.grades[sq][p.chunk_id].label != "off_topic"
-            ]
+            _alternating(
+                [
+                    p
+                    for p in _ranked(run, sq)
+                    if run.grades.get(sq, {}).get(p.chunk_id)
+                    and run.grades[sq][p.chunk_id].label != "off_topic"
+                ],
+                run.topic,
+            )
         )
         for sq in run.subquestions
     ]
@@ -640,6 +645,18 @@ def _selected(run: Run) -> list[Passage]:
             if rank < len(ranked) and len(chosen) < MAX_PASSAGES:
                 chosen.setdefault(ranked[rank].chunk_id, ranked[rank])
     return one_of_each(list(chosen.values()))  # rounds and sub-questions may find other copies
+
+
+def _alternating(ranked: list[Passage], topic: list[str]) -> list[Passage]:
+    """The conversation's document's passages and the others, taking turns, each best first."""
+    if not topic:
+        return ranked
+    mine = [p for p in ranked if p.doc_id in topic]
+    other = [p for p in ranked if p.doc_id not in topic]
+    out = []
+    for k in range(max(len(mine), len(other))):
+        out += mine[k : k + 1] + other[k : k + 1]
+    return out
 
 
 def _scoped(run: Run, passages: list[Passage]) -> list[Passage]:

@@ -107,3 +107,35 @@ def test_a_message_in_a_conversation_is_also_searched_in_the_document_it_is_abou
     other = ask(assistant, question, history, groups=("staff",))
     assert not any("glimbers.md" in c for c in read(other)), read(other)
     assert all("glimbers" not in t.reason for t in other.trace), other.trace
+
+
+def test_the_conversations_document_takes_every_other_place_among_the_passages_read():
+    """Ten permit pages graded above both glimber passages would fill the eight places the
+    answer step reads; the conversation's document takes every other place, each side best
+    first."""
+    from dataclasses import replace
+
+    from agent.loop import Run, _selected
+    from agent.reasoning import Grade
+    from tests.agent.made_up import passage
+
+    def page(doc: str, n: int = 0):
+        p = passage(doc, doc, "2026-01-01", f"Text {n} of {doc}.")
+        return replace(p, chunk_id=f"{doc}#{n}")
+
+    permits = [page(f"permit-{k}.md") for k in range(10)]
+    glimbers = [page("glimbers.md", 0), page("glimbers.md", 1)]
+    run = Run(turn=Turn(user_id="u1", text="q", groups=("keepers",)), tools=None, progress=None)
+    run.subquestions = ["q"]
+    run.pool = {"q": {p.chunk_id: p for p in [*permits, *glimbers]}}
+    grades = {p.chunk_id: Grade("relevant", 0.9 - k / 100) for k, p in enumerate(permits)}
+    grades |= {"glimbers.md#0": Grade("relevant", 0.6), "glimbers.md#1": Grade("partial", 0.5)}
+    run.grades = {"q": grades}
+    assert "glimbers.md" not in {p.doc_id for p in _selected(run)}
+    run.topic = ["glimbers.md"]
+    assert [p.chunk_id for p in _selected(run)] == [
+        "glimbers.md#0",
+        "permit-0.md#0",
+        "glimbers.md#1",
+        *(f"permit-{k}.md#0" for k in range(1, 6)),
+    ]

@@ -92,7 +92,7 @@ class Run:
     said: str = ""  # the previous answer, when this turn follows up on it
     # the document the conversation so far is about: searched beside the whole index, and every
     # other passage the answer step reads is its
-    topic: list[str] = field(default_factory=list)
+    topic: str = ""
     trace: list[TraceStep] = field(default_factory=list)
     telemetry: TurnTelemetry | None = None  # the turn's span and metrics; None records nothing
     # Told the answer's text as it is written; the turn's first answer only (a draft after another
@@ -353,7 +353,7 @@ class AnswerLoop(Workflow):
         await run.say("searching: " + "; ".join(queries) + "…")
         t0 = time.perf_counter()
         if run.round == 1:
-            run.topic = await asyncio.to_thread(_conversation_documents, run)
+            run.topic = await asyncio.to_thread(_conversation_document, run)
         results = await asyncio.gather(
             *(asyncio.to_thread(run.tools.search_docs, q) for q in queries)
         )
@@ -361,17 +361,15 @@ class AnswerLoop(Workflow):
             found = await asyncio.gather(
                 *(asyncio.to_thread(run.tools.search_within, q, run.topic) for q in queries)
             )
-            results = [_first_of_each([*w, *r]) for r, w in zip(results, found, strict=True)]
+            results = [[*w, *r] for r, w in zip(results, found, strict=True)]
         hits = 0
         for sq, q, passages in zip(todo, queries, results, strict=True):
             run.tried.append(q)
             pool = run.pool.setdefault(sq, {})
             for p in passages:
                 pool.setdefault(p.chunk_id, p)
-            hits += len(passages)
-        within = (
-            f"also within {', '.join(run.topic)}, the conversation's document" if run.topic else ""
-        )
+            hits += len({p.chunk_id for p in passages})
+        within = f"also within {run.topic}, the conversation's document" if run.topic else ""
         run.record("search", t0, reason=within, queries=queries, hits=hits)
         return GradeEvent(run=run)
 
@@ -587,22 +585,14 @@ def _thin(p: Passage) -> bool:
     return not p.tool and not p.external and "\n" not in body and count_tokens(body) < THIN_TOKENS
 
 
-def _first_of_each(passages: list[Passage]) -> list[Passage]:
-    """Each passage once, where it first comes."""
-    seen: dict[str, Passage] = {}
-    for p in passages:
-        seen.setdefault(p.chunk_id, p)
-    return list(seen.values())
-
-
-def _conversation_documents(run: Run) -> list[str]:
+def _conversation_document(run: Run) -> str:
     """The document the conversation so far is about: the one its messages, read together,
     find first. A follow-up is often answered further on in it ("and can I do this online?")."""
     said = " ".join(m.text for m in run.turn.history).strip()
     if not said:
-        return []
+        return ""
     hits = run.tools.search_docs(said[-MAX_QUERY_CHARS:], top_k=1)
-    return [hits[0].doc_id] if hits else []
+    return hits[0].doc_id if hits else ""
 
 
 def _todo(run: Run) -> list[str]:
@@ -647,12 +637,12 @@ def _selected(run: Run) -> list[Passage]:
     return one_of_each(list(chosen.values()))  # rounds and sub-questions may find other copies
 
 
-def _alternating(ranked: list[Passage], topic: list[str]) -> list[Passage]:
+def _alternating(ranked: list[Passage], topic: str) -> list[Passage]:
     """The conversation's document's passages and the others, taking turns, each best first."""
     if not topic:
         return ranked
-    mine = [p for p in ranked if p.doc_id in topic]
-    other = [p for p in ranked if p.doc_id not in topic]
+    mine = [p for p in ranked if p.doc_id == topic]
+    other = [p for p in ranked if p.doc_id != topic]
     out = []
     for k in range(max(len(mine), len(other))):
         out += mine[k : k + 1] + other[k : k + 1]

@@ -118,12 +118,12 @@ class TurnTools:
             query, self.turn.groups, filters, top_k=top_k, readers=self.turn.member_groups
         )
 
-    def search_within(self, query: str, doc_ids: Sequence[str], top_k: int = 8) -> list[Passage]:
-        """``search_docs`` inside the given documents only (the conversation's), same access."""
+    def search_within(self, query: str, doc_id: str, top_k: int = 8) -> list[Passage]:
+        """``search_docs`` inside one document only (the conversation's), same access."""
         return self.box.retriever.search(
             query,
             self.turn.groups,
-            Filters(doc_ids=list(doc_ids)),
+            Filters(doc_ids=[doc_id]),
             top_k=top_k,
             readers=self.turn.member_groups,
         )

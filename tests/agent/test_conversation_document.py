@@ -132,7 +132,7 @@ def test_the_conversations_document_takes_every_other_place_among_the_passages_r
     grades |= {"glimbers.md#0": Grade("relevant", 0.6), "glimbers.md#1": Grade("partial", 0.5)}
     run.grades = {"q": grades}
     assert "glimbers.md" not in {p.doc_id for p in _selected(run)}
-    run.topic = ["glimbers.md"]
+    run.topic = "glimbers.md"
     assert [p.chunk_id for p in _selected(run)] == [
         "glimbers.md#0",
         "permit-0.md#0",

@@ -1,6 +1,7 @@
-"""The asker's situation, told in the third person ("my brother … his licence"), over rules
-written to the reader: "he", "his", "she" and "her" are function words, not words of the question
-that no document uses. Made-up documents, the real index and the offline reasoner."""
+"""What the asker says besides the question, over rules written to the reader: "he", "his",
+"she" and "her" of a situation told in the third person ("my brother … his licence"), and the
+"yes" that answers a rule's follow-up question, are no words of the question that no document
+uses. Made-up documents, the real index and the offline reasoner."""
 
 from __future__ import annotations
 
@@ -62,3 +63,16 @@ def ask(assistant, text: str):
 def test_a_question_about_someone_else_is_answered_by_the_rule_written_to_you(assistant, question):
     a = ask(assistant, question)
     assert a.status == "answered" and "30 days" in a.text, a.text
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Can I renew my licence? Do you keep glimbers? Yes.",
+    ],
+)
+def test_the_askers_yes_is_no_word_of_the_question(assistant, message):
+    """The asker's answer to a rule's follow-up question, written into the message: no document
+    says "yes", and it is not a word of what is asked."""
+    a = ask(assistant, message)
+    assert a.status == "answered" and "30 days" in a.text, (a.status, a.text)

@@ -1,6 +1,10 @@
-"""A passage made up for a test: a document's title, date and text, as the index returns it."""
+"""Made up for a test: a passage as the index returns it, and an assistant over documents."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
 
 from agent.passages import Passage
 
@@ -23,3 +27,26 @@ def passage(doc: str, title: str, updated: str, body: str, crumbs: str = "") -> 
         lang="en",
         score=1.0,
     )
+
+
+@contextmanager
+def assistant_over(
+    files: Mapping[str, str], tmp_path_factory: Any, embedders: Any
+) -> Iterator[Any]:
+    """The real assistant (index, offline reasoner) over ``files`` (name: text), ingested into
+    a data dir of its own; the session's embedders."""
+    from agent.assistant import build_assistant
+    from bot.app import build_deps
+    from bot.settings import Settings
+
+    docs = tmp_path_factory.mktemp("docs")
+    for name, text in files.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    deps = build_deps(Settings(data_dir=tmp_path_factory.mktemp("footnote")))
+    deps.__dict__["embedders"] = embedders
+    report = deps.ingester.ingest(docs)
+    assert not report.failed, report.failed
+    try:
+        yield build_assistant(deps)
+    finally:
+        deps.close()

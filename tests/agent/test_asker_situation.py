@@ -9,8 +9,8 @@ import asyncio
 
 import pytest
 
-from agent.assistant import build_assistant
 from agent.turns import Turn
+from tests.agent.made_up import assistant_over
 
 # written to the reader ("you"), as rules usually are: no he, his, she or her
 LICENCE = """# Glimber keeping licence
@@ -34,19 +34,9 @@ The winter ferry to Varnholm leaves the mainland at 7:15 and at 16:40.
 
 @pytest.fixture(scope="module")
 def assistant(tmp_path_factory, embedders):
-    from bot.app import build_deps
-    from bot.settings import Settings
-
-    docs = tmp_path_factory.mktemp("island")
-    (docs / "licence.md").write_text(LICENCE, encoding="utf-8")
-    (docs / "ferry.md").write_text(FERRY, encoding="utf-8")
-    (docs / "_access.yaml").write_text('acl: ["*"]\n', encoding="utf-8")
-    deps = build_deps(Settings(data_dir=tmp_path_factory.mktemp("footnote")))
-    deps.__dict__["embedders"] = embedders
-    report = deps.ingester.ingest(docs)
-    assert not report.failed, report.failed
-    yield build_assistant(deps)
-    deps.close()
+    files = {"licence.md": LICENCE, "ferry.md": FERRY, "_access.yaml": 'acl: ["*"]\n'}
+    with assistant_over(files, tmp_path_factory, embedders) as made_up:
+        yield made_up
 
 
 def ask(assistant, text: str):
@@ -65,14 +55,8 @@ def test_a_question_about_someone_else_is_answered_by_the_rule_written_to_you(as
     assert a.status == "answered" and "30 days" in a.text, a.text
 
 
-@pytest.mark.parametrize(
-    "message",
-    [
-        "Can I renew my licence? Do you keep glimbers? Yes.",
-    ],
-)
-def test_the_askers_yes_is_no_word_of_the_question(assistant, message):
+def test_the_askers_yes_is_no_word_of_the_question(assistant):
     """The asker's answer to a rule's follow-up question, written into the message: no document
     says "yes", and it is not a word of what is asked."""
-    a = ask(assistant, message)
+    a = ask(assistant, "Can I renew my licence? Do you keep glimbers? Yes.")
     assert a.status == "answered" and "30 days" in a.text, (a.status, a.text)

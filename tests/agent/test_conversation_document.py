@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from agent.assistant import build_assistant
 from agent.turns import Message, Turn
+from tests.agent.made_up import assistant_over
 
 GLIMBERS = """---
 acl: ["keepers"]
@@ -59,21 +59,11 @@ THINGS = [
 
 @pytest.fixture(scope="module")
 def assistant(tmp_path_factory, embedders):
-    from bot.app import build_deps
-    from bot.settings import Settings
-
-    docs = tmp_path_factory.mktemp("permits")
-    (docs / "glimbers.md").write_text(GLIMBERS, encoding="utf-8")
+    files = {"glimbers.md": GLIMBERS, "_access.yaml": 'acl: ["*"]\n'}
     for thing, office in THINGS:
-        name = thing.lower().replace(" ", "-")
-        (docs / f"{name}.md").write_text(PERMIT.format(thing=thing, office=office), "utf-8")
-    (docs / "_access.yaml").write_text('acl: ["*"]\n', encoding="utf-8")
-    deps = build_deps(Settings(data_dir=tmp_path_factory.mktemp("footnote")))
-    deps.__dict__["embedders"] = embedders
-    report = deps.ingester.ingest(docs)
-    assert not report.failed, report.failed
-    yield build_assistant(deps)
-    deps.close()
+        files[f"{thing.lower().replace(' ', '-')}.md"] = PERMIT.format(thing=thing, office=office)
+    with assistant_over(files, tmp_path_factory, embedders) as made_up:
+        yield made_up
 
 
 def ask(assistant, text: str, history: tuple[Message, ...] = (), groups=("keepers",)):

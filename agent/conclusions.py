@@ -98,14 +98,8 @@ def tool_passage(record: CustomerRecord, today: date, lang: str) -> Passage:
     """A CRM record as a passage the answer can quote and cite: one line for the customer, one
     per order (with its age in days on ``today``)."""
     customer = str(record.get("id", ""))
-    lines = [
-        f"Customer {customer}: "
-        + ", ".join(
-            f"{k} {_value(v, today)}" for k, v in record.items() if k not in ("orders", "id")
-        )
-    ]
-    for order in record.get("orders", []):
-        lines.append("Order " + ", ".join(f"{k} {_value(v, today)}" for k, v in order.items()))
+    lines = [_line("Customer", {k: v for k, v in record.items() if k != "orders"}, today)]
+    lines += [_line("Order", order, today) for order in record.get("orders", [])]
     title = say(lang, "crm_record", customer=customer)
     return Passage(
         doc_id=f"crm/customer/{customer}",
@@ -124,6 +118,17 @@ def tool_passage(record: CustomerRecord, today: date, lang: str) -> Passage:
         score=1.0,
         tool=ToolRecord(TOOL, record, today),
     )
+
+
+def _line(kind: str, fields: dict[str, Any], today: date) -> str:
+    """One record as a line a reader can follow: "Order ORD-7: customer id 4471, order date
+    2026-09-15 (80 days ago), …" — its own id after its kind, field names as words."""
+    own = next((k for k in ("id", f"{kind.lower()}_id") if k in fields), None)
+    head = f"{kind} {fields[own]}" if own else kind
+    rest = ", ".join(
+        f"{k.replace('_', ' ')} {_value(v, today)}" for k, v in fields.items() if k != own
+    )
+    return f"{head}: {rest}" if rest else head
 
 
 def _value(v: object, today: date) -> str:

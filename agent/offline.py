@@ -430,6 +430,11 @@ class OfflineReasoner:
         ]
         for sentence in [] if conclusions else record:
             add(sentence)
+        # when the record is the answer, a document joins it only with a word asked that the
+        # record lacks ("plan" is the record's field; "planned" in a release note adds nothing)
+        told = (
+            set(tokenize(" ".join(s.text for s in record))) if record and not conclusions else None
+        )
         # the passages whose rule a conclusion applied to the record: their other sentences are
         # that rule's other cases ("receives a full refund" beside "not eligible")
         applied = {i for c in conclusions for i, _ in c.quotes}
@@ -484,8 +489,11 @@ class OfflineReasoner:
                 if fresh and self._answers(alternative, wants):
                     quotes = self._quotes(alternative, wants, passages, asker)
             for sentence in quotes:
-                if not applied & set(sentence.sources):
-                    add(sentence)
+                if applied & set(sentence.sources):
+                    continue
+                if told is not None and not _adds_to(told, sentence.text, extract.weights):
+                    continue
+                add(sentence)
         for sentence in record if conclusions else []:
             add(sentence)
         return Draft(chosen, missing)
@@ -789,6 +797,11 @@ def _subject(s: Scored) -> str:
 def _overlap(sentence: str, source: str) -> float:
     words = set(re.findall(r"\w+", sentence.lower()))
     return len(words & set(re.findall(r"\w+", source.lower()))) / len(words) if words else 0.0
+
+
+def _adds_to(told: Set[str], text: str, weights: dict[str, float]) -> bool:
+    """Whether ``text`` states a term asked about that ``told`` does not."""
+    return any(t in weights and t not in told for t in tokenize(text))
 
 
 def _tool_lines(p: Passage, question: str, concluded: bool) -> list[str]:

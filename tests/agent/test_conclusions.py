@@ -69,3 +69,27 @@ def test_the_words_of_a_question_come_from_a_file_per_language(tmp_path):
     (tmp_path / "nl.yaml").write_text("refunds: [geld terug]\n")
     with pytest.raises(ConfigError, match=r"agent/words/nl\.yaml: unknown list"):
         read_words(tmp_path)
+
+
+def test_a_record_that_answers_is_not_joined_by_a_document_that_adds_no_word_asked():
+    """ "Which tier is customer 9001 on?": the record's "tier" field answers; a roadmap line that
+    shares the words ("tiered", "customer") adds nothing asked, while a line with a word asked
+    that the record lacks ("discount") still joins."""
+    record = {"id": 9001, "company": "Quill & Ink", "tier": "gold"}
+    roadmap = "Tiered pricing for every customer is planned for the autumn."
+    offers = "Gold tier customers get a 5% discount on renewals."
+    passages = [
+        tool_passage(record, TODAY, "en"),
+        passage("shop/roadmap.md", "Roadmap", "2031-01-01", roadmap, crumbs="Roadmap"),
+        passage("shop/offers.md", "Offers", "2031-01-01", offers, crumbs="Offers"),
+    ]
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts([roadmap, offers, "Other things."]))
+
+    def texts(question: str) -> list[str]:
+        out = asyncio.run(reasoner.answer(question, [question], passages, []))
+        return [s.text for s in out.sentences]
+
+    plain = texts("Which tier is customer 9001 on?")
+    assert plain == ["Customer 9001: company Quill & Ink, tier gold"], plain
+    more = texts("Which tier is customer 9001 on, and what discount does it get?")
+    assert more[0] == plain[0] and any("5% discount" in t for t in more), more

@@ -104,6 +104,22 @@ def _names(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _reply(piece: str) -> re.Match[str] | None:
+    """A reply to a question ("Yes.", "No. Are you …"): its answer word, at the start."""
+    return re.match(rf"\s*{alternation('reply')}(?!\w)[.!,]?(?:\s+|$)", piece, re.IGNORECASE)
+
+
+def _replies_apart(pieces: list[str]) -> list[str]:
+    """A reply as a piece of its own: "No." opening a sentence is read as the abbreviation and
+    joined to the next question ("No. Are you the child of a veteran?")."""
+    out: list[str] = []
+    for piece in pieces:
+        found = _reply(piece)
+        rest = piece[found.end() :].strip() if found else ""
+        out += [piece[: found.end()].strip(), rest] if found and rest[:1].isupper() else [piece]
+    return out
+
+
 def _with_carried(part: str, carried: Sequence[str]) -> str:
     """A part with what the question set up around it: "the daily per diem (Shanghai)?"."""
     return f"{part} ({', '.join(carried)})?" if carried else f"{part}?"
@@ -266,8 +282,13 @@ class OfflineReasoner:
         questions ("I'm going to Shanghai for a week.") are context, not parts; "compare A with
         B" and "how do X differ between A and B" become one part for each; a part that lost the
         names the question set up ("the daily per diem") gets them back ("… (Shanghai)")."""
-        pieces = sentences(question)
-        asked = [p for p in pieces if p.rstrip().endswith(("?", "？"))] or [question]
+        pieces = _replies_apart(sentences(question))
+        asked = [
+            p
+            for k, p in enumerate(pieces)
+            if p.rstrip().endswith(("?", "？"))
+            and not (k + 1 < len(pieces) and _reply(pieces[k + 1]) is not None)
+        ] or [question]
         context = " ".join(p for p in pieces if p not in asked)
         parts = [q.strip(" ,.;?？") for piece in asked for q in _parts(piece)]
         parts = [q for q in parts if q]

@@ -53,6 +53,7 @@ LISTS = frozenset(
         "within",
         "someone",
         "smalltalk",
+        "reply",
         "ticket",
         "part_break",
         "anaphora",

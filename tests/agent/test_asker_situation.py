@@ -60,3 +60,14 @@ def test_the_askers_yes_is_no_word_of_the_question(assistant):
     says "yes", and it is not a word of what is asked."""
     a = ask(assistant, "Can I renew my licence? Do you keep glimbers? Yes.")
     assert a.status == "answered" and "30 days" in a.text, (a.status, a.text)
+
+
+def test_follow_up_questions_the_asker_answered_are_not_reported_as_unanswered(assistant):
+    """ "Is your licence still valid? Yes." answers a question the rule would ask: it is the
+    asker's case, and the reply is whole, not "partial" with "I found nothing on" about it."""
+    a = ask(
+        assistant,
+        "Can I renew my glimber keeping licence? Do you keep glimbers? Yes. "
+        "Is your licence still valid? Yes.",
+    )
+    assert a.status == "answered" and "30 days" in a.text, (a.status, a.text)

@@ -35,6 +35,22 @@ def test_a_question_that_needs_its_context_is_led_by_it():
     assert plan("How many vacation days do I get?") == ["How many vacation days do I get?"]
 
 
+def test_a_question_the_message_answers_itself_is_the_askers_case_not_a_part():
+    """A rule's follow-up question with the asker's reply ("Do you keep glimbers? Yes.") tells
+    the case, in any of the languages listed; "No." opening the next sentence is a reply, not
+    the abbreviation; a question followed by another question is still asked."""
+    assert plan("Can a glimber leave Varnholm by ferry? Do you keep glimbers? Yes.") == [
+        "Can a glimber leave Varnholm by ferry?"
+    ]
+    assert plan(
+        "Can a glimber leave Varnholm by ferry? Is it crated? No. Do you keep glimbers? Yes."
+    ) == ["Can a glimber leave Varnholm by ferry?"]
+    assert plan("Darf ein Glimber mit der Fähre reisen? Ist er in einer Kiste? Nein.") == [
+        "Darf ein Glimber mit der Fähre reisen?"
+    ]
+    assert len(plan("Can a glimber leave Varnholm by ferry? Who approves the crate?")) == 2
+
+
 def test_a_title_the_question_names_more_of_is_the_one_named():
     """ "the zorblat policy for contractors" names that document, not its sibling for employees,
     whose words the question shares are all the contractors' title's too; a title named by a

@@ -120,6 +120,18 @@ def _replies_apart(pieces: list[str]) -> list[str]:
     return out
 
 
+def _told(question: str) -> list[str]:
+    """The questions a message asks and answers itself ("Are you a business? Yes."), without
+    their question mark: the asker's case. They are searched like any part (a rule's follow-up
+    question has the rule's words), but when nothing answers one, the asker is not told so."""
+    pieces = _replies_apart(sentences(question))
+    return [
+        p.strip().rstrip("?？").strip()
+        for p, after in zip(pieces, pieces[1:], strict=False)
+        if p.rstrip().endswith(("?", "？")) and _reply(after) is not None
+    ]
+
+
 def _with_carried(part: str, carried: Sequence[str]) -> str:
     """A part with what the question set up around it: "the daily per diem (Shanghai)?"."""
     return f"{part} ({', '.join(carried)})?" if carried else f"{part}?"
@@ -283,12 +295,7 @@ class OfflineReasoner:
         B" and "how do X differ between A and B" become one part for each; a part that lost the
         names the question set up ("the daily per diem") gets them back ("… (Shanghai)")."""
         pieces = _replies_apart(sentences(question))
-        asked = [
-            p
-            for k, p in enumerate(pieces)
-            if p.rstrip().endswith(("?", "？"))
-            and not (k + 1 < len(pieces) and _reply(pieces[k + 1]) is not None)
-        ] or [question]
+        asked = [p for p in pieces if p.rstrip().endswith(("?", "？"))] or [question]
         context = " ".join(p for p in pieces if p not in asked)
         parts = [q.strip(" ,.;?？") for piece in asked for q in _parts(piece)]
         parts = [q for q in parts if q]
@@ -441,6 +448,13 @@ class OfflineReasoner:
                 chosen.append(sentence)
 
         conclusions = conclude(question, passages, lang)
+        answered_by_asker = _told(question)
+
+        def unanswered(planned: str) -> None:
+            asked = planned.rpartition(" — ")[2]
+            if not any(asked.startswith(t) for t in answered_by_asker):
+                missing.append(planned)
+
         # The record's lines: the answer itself when nothing follows from them ("which plan is
         # customer 4471 on?"), else the evidence, after what follows and the rule it follows from
         record = [
@@ -490,7 +504,7 @@ class OfflineReasoner:
                 for sentence in rescued:
                     add(sentence)
                 if not rescued and not conclusions:
-                    missing.append(planned)
+                    unanswered(planned)
                 continue
             if opinion is not None:
                 extract = _model_first(extract, opinion)
@@ -500,7 +514,7 @@ class OfflineReasoner:
                 quotes = opinion.rescue(said)  # the model's own answer, when it is sure of one
                 if not quotes:
                     if not conclusions:
-                        missing.append(planned)
+                        unanswered(planned)
                     continue
             if quoted and all(q.text in quoted for q in quotes if not q.note):
                 # a later part would repeat what is quoted ("the hotel cap … and the daily per

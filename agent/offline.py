@@ -104,9 +104,11 @@ def _names(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _reply(piece: str) -> re.Match[str] | None:
-    """A reply to a question ("Yes.", "No. Are you …"): its answer word, at the start."""
-    return re.match(rf"\s*{alternation('reply')}(?!\w)[.!,]?(?:\s+|$)", piece, re.IGNORECASE)
+def _reply(piece: str, *, whole: bool) -> re.Match[str] | None:
+    """A reply to a question: the whole piece ("Yes."), or a reply and its full stop opening
+    it ("No. Are you …"); "Yes I might" is a sentence of its own."""
+    end = r"[.!]?\s*$" if whole else r"[.!]\s+"
+    return re.match(rf"\s*{alternation('reply')}(?!\w){end}", piece, re.IGNORECASE)
 
 
 def _replies_apart(pieces: list[str]) -> list[str]:
@@ -114,7 +116,7 @@ def _replies_apart(pieces: list[str]) -> list[str]:
     joined to the next question ("No. Are you the child of a veteran?")."""
     out: list[str] = []
     for piece in pieces:
-        found = _reply(piece)
+        found = _reply(piece, whole=False)
         rest = piece[found.end() :].strip() if found else ""
         out += [piece[: found.end()].strip(), rest] if found and rest[:1].isupper() else [piece]
     return out
@@ -128,7 +130,7 @@ def _told(question: str) -> list[str]:
     return [
         p.strip().rstrip("?？").strip()
         for p, after in zip(pieces, pieces[1:], strict=False)
-        if p.rstrip().endswith(("?", "？")) and _reply(after) is not None
+        if p.rstrip().endswith(("?", "？")) and _reply(after, whole=True) is not None
     ]
 
 

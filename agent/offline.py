@@ -452,9 +452,18 @@ class OfflineReasoner:
         conclusions = conclude(question, passages, lang)
         answered_by_asker = _told(question)
 
+        follow_ups_found: list[int] = []  # where in the message those found a rule stand
+
+        def by_asker(planned: str) -> bool:
+            return any(planned.rpartition(" — ")[2].startswith(t) for t in answered_by_asker)
+
+        def place(planned: str) -> int:
+            asked = _CARRIED.sub("", planned.rpartition(" — ")[2]).rstrip(" ?？")
+            found = question.find(asked[:40])
+            return found if found >= 0 else len(question)
+
         def unanswered(planned: str) -> None:
-            asked = planned.rpartition(" — ")[2]
-            if not any(asked.startswith(t) for t in answered_by_asker):
+            if not by_asker(planned):
                 missing.append(planned)
 
         # The record's lines: the answer itself when nothing follows from them ("which plan is
@@ -531,8 +540,13 @@ class OfflineReasoner:
                 if told is not None and not _adds_to(told, sentence.text, extract.weights):
                     continue
                 add(sentence)
+            if quotes and by_asker(planned):
+                follow_ups_found.append(place(planned))
         for sentence in record if conclusions else []:
             add(sentence)
+        # a follow-up question the asker answered is a condition of the question before it: the
+        # rule it found answers that question ("Can I upload it? Is it under 10MB? Yes.")
+        missing = [m for m in missing if not any(place(m) < f for f in follow_ups_found)]
         return Draft(chosen, missing)
 
     def _opinion(

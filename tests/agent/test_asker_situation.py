@@ -71,3 +71,21 @@ def test_follow_up_questions_the_asker_answered_are_not_reported_as_unanswered(a
         "Is your licence still valid? Yes.",
     )
     assert a.status == "answered" and "30 days" in a.text, (a.status, a.text)
+
+
+def test_a_follow_up_the_asker_answered_answers_the_question_it_conditions(assistant):
+    """When the rule found is the one the asker's answered follow-up question came from, the
+    question before it is answered by that rule, not reported as unanswered."""
+    a = ask(
+        assistant,
+        "I booked the morning boat for my pet. Will that be fine? "
+        "Is your glimber in a closed crate approved by the island office? Yes.",
+    )
+    assert a.status == "answered" and "closed crate" in a.text, (a.status, a.text)
+    later = ask(
+        assistant,
+        "I booked the morning boat for my pet. Will that be fine? "
+        "Is your glimber in a closed crate approved by the island office? Yes. "
+        "Which vaccinations does a glimber need?",
+    )
+    assert later.status == "partial" and "vaccinations" in later.text, later.text

@@ -134,6 +134,29 @@ def _told(question: str) -> list[str]:
     ]
 
 
+def _with_record_values(part: str, passages: Sequence[Passage]) -> str:
+    """A part with the record's own value for each field it names: "what uptime does the plan
+    promise?" over a customer on the Business plan asks it of the Business row
+    ("… (business)?"), as a name the asker's situation set up would be."""
+    asked = set(tokenize(part))
+    values: list[str] = []
+    for p in passages:
+        if p.tool is None:
+            continue
+        rows = [p.tool.record, *p.tool.record.get("orders", [])[-1:]]
+        for row in rows:
+            for field, value in row.items():
+                named = set(tokenize(field.replace("_", " ")))
+                if isinstance(value, str) and named and named <= asked and value not in values:
+                    values.append(value)
+    if not values:
+        return part
+    found = _CARRIED.search(part)
+    carried = found.group(1).split(", ") if found else []
+    head = part[: found.start()] if found else part.rstrip(" ?？")
+    return _with_carried(head, carried + [v for v in values if v not in carried])
+
+
 def _with_carried(part: str, carried: Sequence[str]) -> str:
     """A part with what the question set up around it: "the daily per diem (Shanghai)?"."""
     return f"{part} ({', '.join(carried)})?" if carried else f"{part}?"
@@ -490,6 +513,8 @@ class OfflineReasoner:
                 add(Sentence(text, [i], score=1.0))
         for planned in subquestions:
             sub = _situated(planned, passages)
+            if told is not None:  # the record answers: what it says of the thing asked narrows
+                sub = _with_record_values(sub, passages)
             wants = asks(sub)
             extract = score_units(sub, wants, passages, stats, asker, self._embed_for(wants.lang))
             self._credit_synonyms(extract)

@@ -93,3 +93,24 @@ def test_a_record_that_answers_is_not_joined_by_a_document_that_adds_no_word_ask
     assert plain == ["Customer 9001: company Quill & Ink, tier gold"], plain
     more = texts("Which tier is customer 9001 on, and what discount does it get?")
     assert more[0] == plain[0] and any("5% discount" in t for t in more), more
+
+
+def test_a_field_the_question_names_is_asked_with_the_records_value():
+    """ "How many free returns does the tier of customer 9001 allow?": the record's tier (gold)
+    chooses the rule, not the first tier listed."""
+    record = {"id": 9001, "company": "Quill & Ink", "tier": "gold"}
+    tiers = (
+        "Silver tier customers get 2 free returns a year. "
+        "Gold tier customers get 5 free returns a year."
+    )
+    passages = [
+        tool_passage(record, TODAY, "en"),
+        passage("shop/tiers.md", "Tiers", "2031-01-01", tiers, crumbs="Tiers"),
+    ]
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts([tiers, "Other things."]))
+    question = "How many free returns does the tier of customer 9001 allow?"
+    texts = [
+        s.text for s in asyncio.run(reasoner.answer(question, [question], passages, [])).sentences
+    ]
+    assert any(t.startswith("Gold tier customers get 5") for t in texts), texts
+    assert not any(t.startswith("Silver") for t in texts), texts

@@ -837,7 +837,7 @@ class OfflineReasoner:
     def features(
         self, question: str, draft: Draft, passages: Sequence[Passage]
     ) -> dict[str, float]:
-        """What the support check weighs: shared key terms, closeness in meaning, words never seen."""
+        """What the support check weighs: shared key terms and closeness in meaning."""
         stats = self.stats
         q_lang = detect_lang(question)
         weights = stats.key_terms(question, q_lang)
@@ -846,20 +846,18 @@ class OfflineReasoner:
         tokens = set(tokenize(" ".join(s.text for s in quotes))) | {
             t for p in cited for t in tokenize(p.breadcrumbs, p.lang)
         }
-        total = sum(weights.values()) or 1.0
         return {
             "coverage": coverage(weights, tokens),
             "meaning": max(
                 self._sentence_sims(q_lang, question, [s.text for s in quotes]), default=0.0
             ),
-            "unseen": sum(weights[t] for t in stats.unseen(weights)) / total,
             "cross": float(all(p.lang != q_lang for p in cited)),
         }
 
     def supports(self, f: dict[str, float]) -> bool:
         if f["cross"]:
             return f["meaning"] >= C.cross_meaning_at
-        return f["coverage"] + f["meaning"] - C.support_unseen * f["unseen"] >= C.support_at
+        return f["coverage"] + f["meaning"] >= C.support_at
 
 
 def _subject(s: Scored) -> str:

@@ -122,7 +122,7 @@ def _replies_apart(pieces: list[str]) -> list[str]:
     return out
 
 
-def _told(question: str) -> list[str]:
+def _asked_and_answered(question: str) -> list[str]:
     """The questions a message asks and answers itself ("Are you a business? Yes."), without
     their question mark: the asker's case. They are searched like any part (a rule's follow-up
     question has the rule's words), but when nothing answers one, the asker is not told so."""
@@ -132,6 +132,18 @@ def _told(question: str) -> list[str]:
         for p, after in zip(pieces, pieces[1:], strict=False)
         if p.rstrip().endswith(("?", "？")) and _reply(after, whole=True) is not None
     ]
+
+
+def _one_of(planned: str, replied: Sequence[str]) -> bool:
+    """Whether a planned part is one of the questions the asker answered in the message."""
+    return any(planned.rpartition(" — ")[2].startswith(r) for r in replied)
+
+
+def _place(planned: str, question: str) -> int:
+    """Where in the message a planned part is asked (its end when it cannot be found)."""
+    asked = _CARRIED.sub("", planned.rpartition(" — ")[2]).rstrip(" ?？")
+    found = question.find(asked[:40])
+    return found if found >= 0 else len(question)
 
 
 def _with_record_values(part: str, passages: Sequence[Passage]) -> str:
@@ -473,22 +485,10 @@ class OfflineReasoner:
                 chosen.append(sentence)
 
         conclusions = conclude(question, passages, lang)
-        answered_by_asker = _told(question)
-
-        follow_ups_found: list[int] = []  # where in the message those found a rule stand
-
-        def by_asker(planned: str) -> bool:
-            return any(planned.rpartition(" — ")[2].startswith(t) for t in answered_by_asker)
-
-        def place(planned: str) -> int:
-            asked = _CARRIED.sub("", planned.rpartition(" — ")[2]).rstrip(" ?？")
-            found = question.find(asked[:40])
-            return found if found >= 0 else len(question)
-
-        def unanswered(planned: str) -> None:
-            if not by_asker(planned):
-                missing.append(planned)
-
+        # the rule's follow-up questions the asker answered in the message, and where in the
+        # message those that found their rule stand
+        replied = _asked_and_answered(question)
+        follow_ups_found: list[int] = []
         # The record's lines: the answer itself when nothing follows from them ("which plan is
         # customer 4471 on?"), else the evidence, after what follows and the rule it follows from
         record = [
@@ -501,7 +501,7 @@ class OfflineReasoner:
             add(sentence)
         # when the record is the answer, a document joins it only with a word asked that the
         # record lacks ("plan" is the record's field; "planned" in a release note adds nothing)
-        told = (
+        record_terms = (
             set(tokenize(" ".join(s.text for s in record))) if record and not conclusions else None
         )
         # the passages whose rule a conclusion applied to the record: their other sentences are
@@ -513,7 +513,9 @@ class OfflineReasoner:
                 add(Sentence(text, [i], score=1.0))
         for planned in subquestions:
             sub = _situated(planned, passages)
-            if told is not None:  # the record answers: what it says of the thing asked narrows
+            if (
+                record_terms is not None
+            ):  # the record answers: what it says of the thing asked narrows
                 sub = _with_record_values(sub, passages)
             wants = asks(sub)
             extract = score_units(sub, wants, passages, stats, asker, self._embed_for(wants.lang))
@@ -539,8 +541,8 @@ class OfflineReasoner:
                 rescued = opinion.rescue(said) if opinion is not None else []
                 for sentence in rescued:
                     add(sentence)
-                if not rescued and not conclusions:
-                    unanswered(planned)
+                if not rescued and not conclusions and not _one_of(planned, replied):
+                    missing.append(planned)
                 continue
             if opinion is not None:
                 extract = _model_first(extract, opinion)
@@ -549,8 +551,8 @@ class OfflineReasoner:
             if opinion is not None and opinion.vetoes(quotes):
                 quotes = opinion.rescue(said)  # the model's own answer, when it is sure of one
                 if not quotes:
-                    if not conclusions:
-                        unanswered(planned)
+                    if not conclusions and not _one_of(planned, replied):
+                        missing.append(planned)
                     continue
             if quoted and all(q.text in quoted for q in quotes if not q.note):
                 # a later part would repeat what is quoted ("the hotel cap … and the daily per
@@ -562,16 +564,18 @@ class OfflineReasoner:
             for sentence in quotes:
                 if applied & set(sentence.sources):
                     continue
-                if told is not None and not _adds_to(told, sentence.text, extract.weights):
+                if record_terms is not None and not _adds_to(
+                    record_terms, sentence.text, extract.weights
+                ):
                     continue
                 add(sentence)
-            if quotes and by_asker(planned):
-                follow_ups_found.append(place(planned))
+            if quotes and _one_of(planned, replied):
+                follow_ups_found.append(_place(planned, question))
         for sentence in record if conclusions else []:
             add(sentence)
         # a follow-up question the asker answered is a condition of the question before it: the
         # rule it found answers that question ("Can I upload it? Is it under 10MB? Yes.")
-        missing = [m for m in missing if not any(place(m) < f for f in follow_ups_found)]
+        missing = [m for m in missing if not any(_place(m, question) < f for f in follow_ups_found)]
         return Draft(chosen, missing)
 
     def _opinion(
@@ -873,9 +877,9 @@ def _overlap(sentence: str, source: str) -> float:
     return len(words & set(re.findall(r"\w+", source.lower()))) / len(words) if words else 0.0
 
 
-def _adds_to(told: Set[str], text: str, weights: dict[str, float]) -> bool:
-    """Whether ``text`` states a term asked about that ``told`` does not."""
-    return any(t in weights and t not in told for t in tokenize(text))
+def _adds_to(said: Set[str], text: str, weights: dict[str, float]) -> bool:
+    """Whether ``text`` states a term asked about (``weights``) that ``said`` does not."""
+    return any(t in weights and t not in said for t in tokenize(text))
 
 
 def _tool_lines(p: Passage, question: str, concluded: bool) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agent.offline import OfflineReasoner, _documents_named, _told
+from agent.offline import OfflineReasoner, _asked_and_answered, _documents_named
 from agent.passages import Passage
 from agent.terms import TermStats
 from tests.agent.made_up import passage
@@ -35,18 +35,20 @@ def test_a_question_that_needs_its_context_is_led_by_it():
     assert plan("How many vacation days do I get?") == ["How many vacation days do I get?"]
 
 
-def test_a_question_the_message_answers_itself_is_told_apart_from_the_one_it_asks():
+def test_a_question_the_message_answers_itself_is_asked_and_answered_apart_from_the_one_it_asks():
     """A rule's follow-up question with the asker's reply ("Do you keep glimbers? Yes.") is the
     asker's case, in any of the languages listed; "No." opening the next sentence is a reply,
     not the abbreviation; a question followed by another question is asked."""
     message = "Can a glimber leave Varnholm by ferry? Is it crated? No. Do you keep glimbers? Yes."
-    assert _told(message) == ["Is it crated", "Do you keep glimbers"]
+    assert _asked_and_answered(message) == ["Is it crated", "Do you keep glimbers"]
     assert not any("No. Do you" in p for p in plan(message)), plan(message)
-    assert _told("Darf ein Glimber mit der Fähre reisen? Ist er in einer Kiste? Nein.") == [
-        "Ist er in einer Kiste"
-    ]
-    assert _told("Can a glimber leave Varnholm by ferry? Who approves the crate?") == []
-    assert _told("Is there a fee? Nothing was said.") == []
+    assert _asked_and_answered(
+        "Darf ein Glimber mit der Fähre reisen? Ist er in einer Kiste? Nein."
+    ) == ["Ist er in einer Kiste"]
+    assert (
+        _asked_and_answered("Can a glimber leave Varnholm by ferry? Who approves the crate?") == []
+    )
+    assert _asked_and_answered("Is there a fee? Nothing was said.") == []
 
 
 def test_a_title_the_question_names_more_of_is_the_one_named():

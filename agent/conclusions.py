@@ -146,7 +146,8 @@ class Conclusion:
     quotes: list[tuple[int, str]]  # the units quoted with it: (passage, text)
 
 
-def _latest_order(record: CustomerRecord) -> dict[str, Any] | None:
+def latest_order(record: CustomerRecord) -> dict[str, Any] | None:
+    """The customer's order the question is about when it names none: the newest."""
     orders = [o for o in record.get("orders", []) if o.get("order_date")]
     return max(orders, key=lambda o: str(o["order_date"])) if orders else None
 
@@ -200,7 +201,7 @@ def conclude(question: str, passages: Sequence[Passage], lang: str) -> list[Conc
     if tool is None or found is None:
         return []
     record, today = found.record, found.today
-    order = _latest_order(record)
+    order = latest_order(record)
     rules = _rule_units(passages)
     out: list[Conclusion] = []
     if order is not None and _words().refund.search(question):

@@ -25,7 +25,7 @@ import numpy as np
 from agent.answer_model import AnswerModel
 from agent.answers import Opinion
 from agent.calibration import Calibration as C
-from agent.conclusions import conclude
+from agent.conclusions import conclude, latest_order
 from agent.drafts import Drafting
 from agent.extract import (
     Extract,
@@ -135,15 +135,10 @@ def _asked_and_answered(question: str) -> list[str]:
 
 
 def _one_of(planned: str, replied: Sequence[str]) -> bool:
-    """Whether a planned part is one of the questions the asker answered in the message."""
-    return any(planned.rpartition(" — ")[2].startswith(r) for r in replied)
-
-
-def _place(planned: str, question: str) -> int:
-    """Where in the message a planned part is asked (its end when it cannot be found)."""
-    asked = _CARRIED.sub("", planned.rpartition(" — ")[2]).rstrip(" ?？")
-    found = question.find(asked[:40])
-    return found if found >= 0 else len(question)
+    """Whether a planned part is one of the questions the asker answered in the message (its
+    question after any lead; either may be the other's start: a long part is cut to a query)."""
+    asked = planned.rpartition(" — ")[2].rstrip(" ?？")
+    return bool(asked) and any(asked.startswith(r) or r.startswith(asked) for r in replied)
 
 
 def _with_record_values(part: str, passages: Sequence[Passage]) -> str:
@@ -155,8 +150,8 @@ def _with_record_values(part: str, passages: Sequence[Passage]) -> str:
     for p in passages:
         if p.tool is None:
             continue
-        rows = [p.tool.record, *p.tool.record.get("orders", [])[-1:]]
-        for row in rows:
+        order = latest_order(p.tool.record)
+        for row in [p.tool.record, *([order] if order else [])]:
             for field, value in row.items():
                 named = set(tokenize(field.replace("_", " ")))
                 if isinstance(value, str) and named and named <= asked and value not in values:
@@ -485,8 +480,8 @@ class OfflineReasoner:
                 chosen.append(sentence)
 
         conclusions = conclude(question, passages, lang)
-        # the rule's follow-up questions the asker answered in the message, and where in the
-        # message those that found their rule stand
+        # the rule's follow-up questions the asker answered in the message, and the places in
+        # the plan (the message's order) of those that found their rule
         replied = _asked_and_answered(question)
         follow_ups_found: list[int] = []
         # The record's lines: the answer itself when nothing follows from them ("which plan is
@@ -511,7 +506,7 @@ class OfflineReasoner:
             add(Sentence(c.text, c.sources, note=True, score=1.0))
             for i, text in c.quotes:
                 add(Sentence(text, [i], score=1.0))
-        for planned in subquestions:
+        for k, planned in enumerate(subquestions):
             sub = _situated(planned, passages)
             if (
                 record_terms is not None
@@ -570,12 +565,13 @@ class OfflineReasoner:
                     continue
                 add(sentence)
             if quotes and _one_of(planned, replied):
-                follow_ups_found.append(_place(planned, question))
+                follow_ups_found.append(k)
         for sentence in record if conclusions else []:
             add(sentence)
         # a follow-up question the asker answered is a condition of the question before it: the
         # rule it found answers that question ("Can I upload it? Is it under 10MB? Yes.")
-        missing = [m for m in missing if not any(_place(m, question) < f for f in follow_ups_found)]
+        last = max(follow_ups_found, default=-1)
+        missing = [m for m in missing if subquestions.index(m) > last]
         return Draft(chosen, missing)
 
     def _opinion(

@@ -107,7 +107,7 @@ def _names(text: str) -> list[str]:
 def _reply(piece: str, *, whole: bool) -> re.Match[str] | None:
     """A reply to a question: the whole piece ("Yes."), or a reply and its full stop opening
     it ("No. Are you …"); "Yes I might" is a sentence of its own."""
-    end = r"[.!]?\s*$" if whole else r"[.!]\s+"
+    end = r"[.!。！]?\s*$" if whole else r"[.!]\s+"
     return re.match(rf"\s*{alternation('reply')}(?!\w){end}", piece, re.IGNORECASE)
 
 

@@ -49,6 +49,11 @@ def test_a_question_the_message_answers_itself_is_asked_and_answered_apart_from_
         _asked_and_answered("Can a glimber leave Varnholm by ferry? Who approves the crate?") == []
     )
     assert _asked_and_answered("Is there a fee? Nothing was said.") == []
+    # written without spaces, a reply ends with the ideographic full stop
+    assert _asked_and_answered("我可以带格林伯上渡轮吗？它在箱子里吗？是的。") == ["它在箱子里吗"]
+    assert _asked_and_answered("フェリーに乗れますか？箱に入っていますか？はい。") == [
+        "箱に入っていますか"
+    ]
 
 
 def test_a_title_the_question_names_more_of_is_the_one_named():

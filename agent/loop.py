@@ -42,7 +42,7 @@ from agent.second_source import Fallback
 from agent.telemetry import TurnTelemetry
 from agent.tool_calls import Outcome, run_call
 from agent.tools import NO_CRM_ACCESS_HERE, TurnTools
-from agent.turns import Answer, Citation, Conflict, Status, TraceStep, Turn, quoted
+from agent.turns import Answer, Citation, Conflict, Status, TraceStep, Turn, as_searched, quoted
 from ingest.chunk import count_tokens
 from ingest.languages import detect_lang
 
@@ -739,7 +739,9 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
         # documents have nothing more: the refusal is the whole answer, no ticket
         return Answer(notes, "rejected", trace=run.trace, searched=searched, lang=lang)
     closest = _closest(run)
-    text = say(lang, "dont_know", searched=quote_list([quoted(q) for q in searched], lang))
+    text = say(
+        lang, "dont_know", searched=quote_list([quoted(as_searched(q)) for q in searched], lang)
+    )
     if closest:
         documents = "; ".join(f"[{cite(p, p.body[:200])}] {quoted(p.title)}" for p in closest)
         text += " " + say(lang, "closest", documents=documents)

@@ -39,6 +39,22 @@ def clipped(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:–-") + "…"
 
 
+SEARCHED_CHARS = 160  # the most of one search an "I searched for …" line shows
+
+
+def as_searched(query: str) -> str:
+    """A search as "I searched for …" shows it: a long message (a story, then the question) keeps
+    its opening and its end, where the question usually is, around an ellipsis; the search
+    itself, the trace and a ticket keep the whole text."""
+    query = " ".join(query.split())
+    if len(query) <= SEARCHED_CHARS:
+        return query
+    head, tail = query[: SEARCHED_CHARS // 3], query[-(SEARCHED_CHARS * 2 // 3) :]
+    head = head[: head.rfind(" ")] if " " in head else head
+    tail = tail[tail.find(" ") + 1 :] if " " in tail else tail
+    return f"{head.rstrip(' ,;:–-')} … {tail}"
+
+
 def quoted(text: str) -> str:
     """Document text as it may appear in an Answer: a ``[1]`` the document itself contains is
     shown as ``［1］`` (full-width brackets), so the loop's own markers are the only markers."""

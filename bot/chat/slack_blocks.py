@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from agent.turns import Answer, Citation, PendingAction
+from agent.turns import Answer, Citation, PendingAction, as_searched
 from bot.chat.render import (
     CANCEL,
     CONFIRM,
@@ -265,7 +265,7 @@ def slack_blocks(
         if lines:
             tail.append(_rich(lines))
     if shows_searched(answer):
-        searched = ", ".join(f"“{q}”" for q in answer.searched[:8])
+        searched = ", ".join(f"“{as_searched(q)}”" for q in answer.searched[:8])
         tail.append(_plain_context(f"🔎 I searched for {searched}"))
     if answer.ticket:
         tid = str(answer.ticket.get("id", ""))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agent.turns import Answer
+from agent.turns import Answer, as_searched
 from bot.chat.render import (
     MAX_BUTTON_VALUE,
     Linker,
@@ -96,7 +96,7 @@ def teams_card(
                 runs.append(_run(f" · updated {c.updated[:10]}", size="Small"))
             body.append(_rich_block(runs, spacing="None"))
     if shows_searched(answer):
-        searched = ", ".join(f"“{q}”" for q in answer.searched[:8])
+        searched = ", ".join(f"“{as_searched(q)}”" for q in answer.searched[:8])
         body.append(teams_plain(f"🔎 I searched for {searched}", isSubtle=True, size="Small"))
     if answer.ticket:
         tid = str(answer.ticket.get("id", ""))

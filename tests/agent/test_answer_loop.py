@@ -56,6 +56,23 @@ def test_silent_documents_give_i_dont_know_with_what_was_searched_and_a_ticket(a
     assert a.searched and a.pending_action is not None and a.pending_action.user_id == "alice"
 
 
+def test_i_dont_know_after_a_long_story_shows_its_opening_and_the_question_not_all_of_it(
+    assistant,
+):
+    story = (
+        "We adopted a rescue greyhound in the spring, and since then she has had two vet visits "
+        "for her paws, one course of antibiotics and a dental cleaning that cost far more than we "
+        "had expected, so we are now looking at every option we might have at work. "
+    )
+    a = ask(assistant, "alice", story + "Does the company pay for any of that?")
+    assert a.status == "unknown"
+    assert story.strip() not in a.text  # not echoed whole
+    assert "We adopted a rescue" in a.text and "Does the company pay for any of that?" in a.text
+    assert " … " in a.text
+    # the ticket keeps everything the asker wrote
+    assert a.pending_action is not None and story.strip() in a.pending_action.body
+
+
 def test_a_user_who_may_not_read_the_answer_gets_no_leak_and_no_hint(assistant):
     a = ask(assistant, "bob", "What are the salary bands for an L4 Senior Engineer?")
     assert a.status == "unknown"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agent.turns import Answer, Citation, PendingAction
+from agent.turns import Answer, Citation, PendingAction, as_searched
 from bot.chat import render, slack_blocks, teams_cards
 from testing.slack import blocks_text
 
@@ -179,6 +179,21 @@ def test_i_dont_know_shows_the_searches_and_the_prefilled_ticket():
         offer[0]["action_id"] == render.TICKET_OFFER
         and offer[0]["value"] == "How do I bake a cake?"
     )
+
+
+def test_a_long_search_is_shown_shortened_and_not_repeated_when_the_answer_shows_it():
+    long = "word " * 60 + "so may I take the day off?"
+    shown = as_searched(long)
+    assert len(shown) <= 170 and shown.startswith("word") and shown.endswith("take the day off?")
+    assert " … " in shown and as_searched("short question?") == "short question?"
+    answer = Answer(f"I don't know: I searched for “{shown}” and found nothing.", "unknown", [])
+    answer.searched = [long]
+    assert not render.shows_searched(answer)  # the text already lists it
+    answer.text = "I don't know."
+    assert shown in all_text(slack_blocks.slack_blocks(answer)) and long not in all_text(
+        slack_blocks.slack_blocks(answer)
+    )
+    assert shown in json.dumps(teams_cards.teams_card(answer), ensure_ascii=False)
 
 
 def test_note_notice_and_filed_ticket_are_shown():

@@ -498,7 +498,23 @@ def _extreme(asks: Asks, ranked: list[Scored], passages: Sequence[Passage]) -> S
     return pick(valued, key=lambda pair: (pair[0], pair[1].score))[1]
 
 
-def _list_under(first: Scored, by_place: dict[tuple[int, int], Scored]) -> list[Scored]:
+def _in_list(
+    place: tuple[int, int], by_place: dict[tuple[int, int], Scored], every: Sequence[Unit]
+) -> Scored | None:
+    """The unit at ``place`` as one of a list's items: a ranked one, or an item too short to
+    answer alone ("Universal Credit", under "… for benefits including:"), which says its part
+    of the list all the same. A lone item number ("2.") is none."""
+    if place in by_place:
+        return by_place[place]
+    unit = next((u for u in every if (u.passage, u.order) == place), None)
+    if unit is None or unit.kind != "item" or not re.search(r"[^\W\d_]", unit.text):
+        return None
+    return Scored(unit, 0.0, 0.0, 0.0)
+
+
+def _list_under(
+    first: Scored, by_place: dict[tuple[int, int], Scored], every: Sequence[Unit]
+) -> list[Scored]:
     """The items or rows of the list a sentence ending in ":" introduces (a column header
     between them, or a lone item number, neither of which is a unit of an answer, is passed
     over)."""
@@ -507,7 +523,7 @@ def _list_under(first: Scored, by_place: dict[tuple[int, int], Scored]) -> list[
     out: list[Scored] = []
     order, gap = first.unit.order + 1, 0
     while len(out) < 12:
-        s = by_place.get((first.unit.passage, order))
+        s = _in_list((first.unit.passage, order), by_place, every)
         order += 1
         if s is None and gap == 0:  # a header, or an item's number the splitter cut off ("2.")
             gap = 1
@@ -549,7 +565,7 @@ def _whole_list(
         return []
     before = [intro.order - 1] if len(intro.text.split()) < 4 else []  # "To fix it:" is no unit
     wanted = [*before, intro.order, *(u.order for u in all_units[start : end + 1])]
-    found = [by_place.get((first.unit.passage, o)) for o in wanted]
+    found = [_in_list((first.unit.passage, o), by_place, every) for o in wanted]
     return [s for s in found if s is not None]
 
 
@@ -602,7 +618,9 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         covered |= following.tokens
     # "… according to the following scale:" is answered by the step of its list that holds the
     # value asked about ("in months 13 to 24 50%" for 18 months)
-    listed = _list_under(first, by_place)
+    listed = _list_under(first, by_place, extract.units)
+    if len(listed) > C.max_list:  # too long to quote whole: the items that answer on their own
+        listed = _list_under(first, by_place, ())
     held = [s for s in listed if _value_fit(asks, s.unit, lang) > 0]
     if held and held[0] not in chosen:
         chosen.append(held[0])

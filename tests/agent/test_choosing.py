@@ -41,6 +41,30 @@ def test_a_sentence_that_introduces_a_list_comes_with_its_items():
     ], texts
 
 
+def test_a_list_of_short_items_comes_whole_with_the_sentence_that_introduces_it():
+    """Items too short to answer alone ("Mentor", "Buddy") are still what the sentence ending in
+    ":" introduces: without them "… can be a:" says nothing."""
+    roles = passage(
+        "people/onboarding.md",
+        "Onboarding Guide",
+        "2026-02-01",
+        "Every new starter is introduced to the team in their first week.\n\n"
+        "During the first month a new starter can be supported by a:\n\n"
+        "- mentor\n"
+        "- buddy\n"
+        "- team lead\n\n"
+        "Ask People Operations if nobody has been named.",
+        crumbs="Onboarding Guide > 2. Support in the first month",
+    )
+    texts = chosen("Who can support a new starter during the first month?", [roles])
+    assert texts == [
+        "During the first month a new starter can be supported by a:",
+        "mentor",
+        "buddy",
+        "team lead",
+    ], texts
+
+
 PURCHASING = passage(
     "finance/purchasing.txt",
     "Purchasing Policy",

@@ -327,8 +327,11 @@ class OfflineReasoner:
         B" and "how do X differ between A and B" become one part for each; a part that lost the
         names the question set up ("the daily per diem") gets them back ("… (Shanghai)")."""
         pieces = _replies_apart(sentences(question))
-        asked = [p for p in pieces if p.rstrip().endswith(("?", "？"))] or [question]
-        context = " ".join(p for p in pieces if p not in asked)
+        asked = [p for p in pieces if p.rstrip().endswith(("?", "？"))]
+        # a message that asks nothing with "?" ("I mean the continent. Not the country.") is
+        # itself the question, with no statements around it to lead a part
+        context = " ".join(p for p in pieces if p not in asked) if asked else ""
+        asked = asked or [question]
         parts = [q.strip(" ,.;?？") for piece in asked for q in _parts(piece)]
         parts = [q for q in parts if q]
         if len(parts) <= 1 and not (context and parts):

@@ -35,6 +35,13 @@ def test_a_question_that_needs_its_context_is_led_by_it():
     assert plan("How many vacation days do I get?") == ["How many vacation days do I get?"]
 
 
+def test_a_message_that_asks_nothing_with_a_question_mark_is_searched_once_as_written():
+    """Without a "?" the message is the question: it is not led by itself ("I mean the lake. Not
+    the river. — I mean the lake. Not the river.")."""
+    message = "I meant the lake near the town. Not that river."
+    assert plan(message) == [message]
+
+
 def test_a_question_the_message_answers_itself_is_asked_and_answered_apart_from_the_one_it_asks():
     """A rule's follow-up question with the asker's reply ("Do you keep glimbers? Yes.") is the
     asker's case, in any of the languages listed; "No." opening the next sentence is a reply,

@@ -55,6 +55,7 @@ from agent.reasoning import (
 from agent.scope import applies, unit_audience
 from agent.terms import TermStats, coverage, is_question_word
 from agent.turns import Message
+from agent.units import Unit
 from agent.values import quantities
 from ingest.audience import scope_statement
 from ingest.embed import Embedder
@@ -617,10 +618,33 @@ class OfflineReasoner:
         out, led = [], set()
         for s in picked:
             lead = heading(s, wants, extract, passages[s.unit.passage])
-            text = f"{lead}: {s.unit.text}" if lead and lead not in led else s.unit.text
+            said = self._cells_asked(extract, wants, s.unit)
+            text = f"{lead}: {said}" if lead and lead not in led else said
             led.add(lead)
             out.append(Sentence(text, [s.unit.passage], score=round(s.score, 3)))
         return out + ([note] if note is not None else [])
+
+    def _cells_asked(self, extract: Extract, wants: Asks, unit: Unit) -> str:
+        """A table row as the question asks it: the row's name (its first cell) and the cells
+        that state something asked that the name does not ("the Business plan's price" is the
+        price cell, not the plan's seats, uptime and features), with the cell that holds the
+        kind of answer asked for when none of those does ("when did it change, and what?": the
+        date beside the change); the whole row when every cell, or none, is asked for."""
+        cells = list(unit.cells.items())
+        if len(cells) < 3 or wants.extreme:  # "which level pays the most?": the row says why
+            return unit.text
+        asked = set(extract.asked)
+
+        def states(header: str, value: str) -> set[str]:
+            return asked - set(self._unstated(extract, f"{header}: {value}"))
+
+        named = states(*cells[0])
+        kept = [(h, v) for h, v in cells[1:] if states(h, v) - named]
+        if kept and not any(matches_kind(wants.kind, v) for _, v in kept):
+            kept = [(h, v) for h, v in cells[1:] if (h, v) in kept or matches_kind(wants.kind, v)]
+        if not kept or len(kept) == len(cells) - 1:
+            return unit.text
+        return " · ".join(f"{h}: {v}" for h, v in [cells[0], *kept])
 
     def _per_audience(
         self,

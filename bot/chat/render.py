@@ -35,7 +35,7 @@ import re
 from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
-from agent.turns import MARKER, Answer, Citation, as_searched
+from agent.turns import MARKER, Answer, Citation, as_searched, quoted
 
 CONFIRM = "footnote_confirm"
 
@@ -163,7 +163,7 @@ def shows_searched(answer: Answer) -> bool:
     return (
         answer.status == "unknown"
         and bool(answer.searched)
-        and not all(as_searched(q) in answer.text for q in answer.searched[:8])
+        and not all(quoted(as_searched(q)) in answer.text for q in answer.searched[:8])
     )
 
 

@@ -194,6 +194,10 @@ def test_a_long_search_is_shown_shortened_and_not_repeated_when_the_answer_shows
         slack_blocks.slack_blocks(answer)
     )
     assert shown in json.dumps(teams_cards.teams_card(answer), ensure_ascii=False)
+    # a search holding a marker is listed with the marker shown as text ("［1］"), as the loop does
+    answer.searched = ["What does footnote [1] of the policy mean?"]
+    answer.text = "I don't know: I searched for “What does footnote ［1］ of the policy mean?”."
+    assert not render.shows_searched(answer)
 
 
 def test_note_notice_and_filed_ticket_are_shown():

@@ -512,9 +512,8 @@ class OfflineReasoner:
                 add(Sentence(text, [i], score=1.0))
         for k, planned in enumerate(subquestions):
             sub = _situated(planned, passages)
-            if (
-                record_terms is not None
-            ):  # the record answers: what it says of the thing asked narrows
+            # the record answers: what it says of the thing asked narrows
+            if record_terms is not None:
                 sub = _with_record_values(sub, passages)
             wants = asks(sub)
             extract = score_units(sub, wants, passages, stats, asker, self._embed_for(wants.lang))
@@ -631,7 +630,9 @@ class OfflineReasoner:
         kind of answer asked for when none of those does ("when did it change, and what?": the
         date beside the change); the whole row when every cell, or none, is asked for."""
         cells = list(unit.cells.items())
-        if len(cells) < 3 or wants.extreme:  # "which level pays the most?": the row says why
+        # a name and one cell are the whole row already; "which level pays the most?": the
+        # row's other cells say why it was chosen
+        if len(cells) < 3 or wants.extreme:
             return unit.text
         asked = set(extract.asked)
 

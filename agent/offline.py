@@ -41,7 +41,7 @@ from agent.followups import customer_in
 from agent.messages import audience_name, say
 from agent.passages import Passage
 from agent.phrasing import alternation, pattern, rules
-from agent.questions import Asks, asks, latin_names, matches_kind, names_all
+from agent.questions import Asks, asks, latin_names, matches_kind, message_sentences, names_all
 from agent.reasoning import (
     Check,
     Draft,
@@ -60,7 +60,6 @@ from agent.values import quantities
 from ingest.audience import scope_statement
 from ingest.embed import Embedder
 from ingest.languages import detect_lang, tokenize
-from ingest.sentences import sentences
 from ingest.stopwords import STOPWORDS
 
 # The phrasings a message is read by (a greeting, a ticket, where a message asks a second question,
@@ -100,7 +99,7 @@ def _what_it_covers(units: list[Scored], passages: Sequence[Passage]) -> Scored 
 def _names(text: str) -> list[str]:
     """Capitalised words that are not the first of their sentence: places, plans, products."""
     found: list[str] = []
-    for sentence in sentences(text):
+    for sentence in message_sentences(text):
         found += _NAME.findall(sentence)
     return list(dict.fromkeys(found))
 
@@ -127,7 +126,7 @@ def _asked_and_answered(question: str) -> list[str]:
     """The questions a message asks and answers itself ("Are you a business? Yes."), without
     their question mark: the asker's case. They are searched like any part (a rule's follow-up
     question has the rule's words), but when nothing answers one, the asker is not told so."""
-    pieces = _replies_apart(sentences(question))
+    pieces = _replies_apart(message_sentences(question))
     return [
         p.strip().rstrip("?？").strip()
         for p, after in zip(pieces, pieces[1:], strict=False)
@@ -327,7 +326,7 @@ class OfflineReasoner:
         questions ("I'm going to Shanghai for a week.") are context, not parts; "compare A with
         B" and "how do X differ between A and B" become one part for each; a part that lost the
         names the question set up ("the daily per diem") gets them back ("… (Shanghai)")."""
-        pieces = _replies_apart(sentences(question))
+        pieces = _replies_apart(message_sentences(question))
         asked = [p for p in pieces if p.rstrip().endswith(("?", "？"))]
         # a message that asks nothing with "?" ("I mean the continent. Not the country.") is
         # itself the question, with no statements around it to lead a part

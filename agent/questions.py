@@ -21,6 +21,7 @@ from agent.values import (
     quantities,
 )
 from ingest.languages import detect_lang, fold_versions, tokenize
+from ingest.sentences import sentence_spans
 
 Kind = Literal["number", "date", "duration", "who", "where", "how", "yesno", "any"]
 Dimension = Literal["date", "version", "amount"]
@@ -273,3 +274,20 @@ def required_terms(question: str, lang: str) -> tuple[frozenset[str], frozenset[
         ]
     )
     return identifiers, names - identifiers
+
+
+# a stop, the space after it and the lower-case letter a typed sentence may begin with; the word
+# before it is kept to tell an abbreviation with dots inside ("U.S. or Europe") from a sentence
+_TYPED_START = re.compile(r"(\S*?)[.!?…]+[\"'”’»)\]]*\s+([a-z])")
+
+
+def message_sentences(text: str) -> list[str]:
+    """The sentences of a message as people type them in chat, where a sentence may begin in
+    lower case ("my review was denied. can i appeal it?"): split as the documents' splitter would
+    if each such letter were a capital, so its rules for abbreviations and initials ("approx.
+    five", "J. smith") still hold; a word with a dot inside ("U.S. or Europe") goes on."""
+    chars = list(text)
+    for m in _TYPED_START.finditer(text):
+        if "." not in m.group(1).rstrip("."):
+            chars[m.start(2)] = chars[m.start(2)].upper()
+    return [text[s:e] for s, e in sentence_spans("".join(chars))]

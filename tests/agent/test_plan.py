@@ -6,6 +6,7 @@ import asyncio
 
 from agent.offline import OfflineReasoner, _asked_and_answered, _documents_named
 from agent.passages import Passage
+from agent.questions import message_sentences
 from agent.terms import TermStats
 from tests.agent.made_up import passage
 
@@ -33,6 +34,29 @@ def test_a_question_that_needs_its_context_is_led_by_it():
         "My VPN disconnects every hour. — What should I do?"
     ]
     assert plan("How many vacation days do I get?") == ["How many vacation days do I get?"]
+
+
+def test_a_typed_message_whose_sentences_begin_in_lower_case_is_read_sentence_by_sentence():
+    """Chat is typed in lower case: "… was denied. can i appeal …?" tells the case and then asks;
+    read as one sentence, the case's words were taken as the question's."""
+    assert plan("the lighthouse tour was cancelled twice. can i get my ticket refunded?") == [
+        "can i get my ticket refunded?"
+    ]
+    assert plan("my kayak was damaged at the pier. what should i do?") == [
+        "my kayak was damaged at the pier. — what should i do?"
+    ]
+
+
+def test_message_sentences_keep_abbreviations_initials_and_dotted_words_whole():
+    assert message_sentences("It costs approx. five crowns. and the ferry?") == [
+        "It costs approx. five crowns.",
+        "and the ferry?",
+    ]
+    assert message_sentences("Ask J. smith at the harbour.") == ["Ask J. smith at the harbour."]
+    assert message_sentences("Do boats from the U.S. or Canada pay the fee?") == [
+        "Do boats from the U.S. or Canada pay the fee?"
+    ]
+    assert message_sentences("how do i book? is it online?") == ["how do i book?", "is it online?"]
 
 
 def test_a_message_that_asks_nothing_with_a_question_mark_is_searched_once_as_written():

@@ -25,6 +25,7 @@ _ITEM = re.compile(r"^\s*(?:[-–—•·▪*]|\d{1,2}[.)])\s+")
 _CELL = re.compile(r"^([^:·]{1,60}):\s*(.+)$")
 _ENDS = re.compile(r"[.!?。！？:;)\]]$")
 _LABELLED = re.compile(r"([^:]{2,30}):\s*\S")  # a list item led by what it is about
+_URL = re.compile(r"\b(?:https?://|www\.)\S+", re.I)
 
 
 @dataclass
@@ -41,8 +42,9 @@ class Unit:
 
     @property
     def quotable(self) -> bool:
-        """A sentence, item or row that can stand as an answer (not "2." or a lone word)."""
-        words = len(re.findall(r"\w+", self.text))
+        """A sentence, item or row that can stand as an answer (not "2." or a lone word); an
+        address is one word, so a line that only points somewhere ("Source: https://…") is none."""
+        words = len(re.findall(r"\w+", _URL.sub("url", self.text)))
         # a labelled item is a whole fact however short: "Rail: 2nd class."
         labelled = words >= 3 and bool(self.item_label)
         return self.kind == "row" or (

@@ -224,3 +224,27 @@ def test_the_sentence_after_joins_by_what_it_shares_not_by_a_unit():
     assert unrelated == ["A loan is for 3 weeks."], unrelated
     renewal = loans("A loan is for 3 weeks. Renewing a loan adds 2 weeks.")
     assert renewal == ["A loan is for 3 weeks.", "Renewing a loan adds 2 weeks."], renewal
+
+
+def test_a_line_that_only_points_to_an_address_is_never_the_answer():
+    """ "Source: <address>" shares the question's words through the address ("…/export-ferry-
+    tickets") and says nothing; an address in a sentence that says something stays quotable."""
+    rules = passage(
+        "harbour/tickets.md",
+        "Ferry tickets",
+        "2026-02-01",
+        "Ferry tickets can be refunded up to 24 hours before sailing.\n\n"
+        "Source: https://harbour.example/guidance/refund-ferry-tickets-before-sailing",
+    )
+    assert chosen("Can ferry tickets be refunded before sailing?", [rules]) == [
+        "Ferry tickets can be refunded up to 24 hours before sailing."
+    ]
+    desk = passage(
+        "harbour/desk.md",
+        "Harbour desk",
+        "2026-02-01",
+        "Refunds are asked for at https://harbour.example/refunds within a week.",
+    )
+    assert chosen("Where are refunds asked for?", [desk]) == [
+        "Refunds are asked for at https://harbour.example/refunds within a week."
+    ]

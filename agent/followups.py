@@ -34,6 +34,19 @@ _CUSTOMER = re.compile(
 )
 
 
+@functools.cache
+def _greeting() -> re.Pattern[str]:
+    return re.compile(rf"^\s*{alternation('greeting')}(?![^\W\d_])[\s,，、!！.。:-]*", re.I)
+
+
+def without_greeting(message: str) -> str:
+    """The message without the greeting it opens with ("Hello, I have some questions about …"):
+    a greeting asks nothing, and its words, which no document uses, were weighed as the
+    question's (and carried into every follow-up). A message that is only a greeting stays."""
+    rest = _greeting().sub("", message, count=1)
+    return rest if rest.strip() else message
+
+
 @dataclass(frozen=True)
 class Resolved:
     question: str  # the message as a question that stands alone
@@ -149,7 +162,7 @@ def resolve(message: str, history: Sequence[Message]) -> Resolved:
 
 
 def _resolve_one(message: str, earlier: Resolved | None) -> Resolved:
-    text = message.strip()
+    text = without_greeting(message.strip())
     own = customer_in(text)
     if earlier is None or not is_follow_up(text):
         return Resolved(text, False, own)

@@ -53,6 +53,7 @@ LISTS = frozenset(
         "within",
         "someone",
         "smalltalk",
+        "greeting",
         "reply",
         "ticket",
         "part_break",

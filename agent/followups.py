@@ -36,7 +36,7 @@ _CUSTOMER = re.compile(
 
 @functools.cache
 def _greeting() -> re.Pattern[str]:
-    return re.compile(rf"^\s*{alternation('greeting')}(?![^\W\d_])[\s,，、!！.。:-]*", re.I)
+    return re.compile(rf"^\s*{alternation('greeting')}(?!\w)[\s,，、!！.。:-]*", re.I)
 
 
 def without_greeting(message: str) -> str:

@@ -22,6 +22,7 @@ def test_a_word_that_only_begins_like_a_greeting_and_a_message_that_is_only_one_
         "Hiking permits on the island: where?"
     )
     assert without_greeting("Hello!") == "Hello!"
+    assert without_greeting("Hi5 passes for the ferry?") == "Hi5 passes for the ferry?"
 
 
 def test_a_follow_up_does_not_carry_the_greeting_of_the_message_before_it():

@@ -35,15 +35,27 @@ _CUSTOMER = re.compile(
 
 
 @functools.cache
-def _greeting() -> re.Pattern[str]:
-    return re.compile(rf"^\s*{alternation('greeting')}(?!\w)[\s,，、!！.。:-]*", re.I)
+def _courtesies() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A greeting or thanks opening a message, and thanks closing it (the lists ``greeting``
+    and ``thanks`` of agent/patterns/)."""
+    # "Thanks for the list. What …" thanks for something: only thanks followed by a stop goes
+    opening = rf"(?:{alternation('greeting')}(?!\w)|{alternation('thanks')}(?=\s*[,，、!！.。:-]))"
+    return (
+        re.compile(rf"^\s*{opening}[\s,，、!！.。:-]*", re.I),
+        re.compile(rf"(?<=[.!?。！？])\s*{alternation('thanks')}(?!\w)[\s!！.。]*$", re.I),
+    )
 
 
-def without_greeting(message: str) -> str:
-    """The message without the greeting it opens with ("Hello, I have some questions about …"):
-    a greeting asks nothing, and its words, which no document uses, were weighed as the
-    question's (and carried into every follow-up). A message that is only a greeting stays."""
-    rest = _greeting().sub("", message, count=1)
+def without_courtesies(message: str) -> str:
+    """The message without the greeting or thanks it opens with ("Hello, I have some questions
+    about …", "Thanks! And for contractors?") and the thanks it closes with ("… ? Thanks!"): they
+    ask nothing, and their words, which no document uses, were weighed as the question's, taken
+    as the story around it, and carried into every follow-up. A message that is only a courtesy
+    stays (it is smalltalk)."""
+    opening, closing = _courtesies()
+    rest, before = closing.sub("", message, count=1), ""
+    while rest != before:  # "Hi, thanks. When …?"
+        rest, before = opening.sub("", rest, count=1), rest
     return rest if rest.strip() else message
 
 
@@ -162,7 +174,7 @@ def resolve(message: str, history: Sequence[Message]) -> Resolved:
 
 
 def _resolve_one(message: str, earlier: Resolved | None) -> Resolved:
-    text = without_greeting(message.strip())
+    text = without_courtesies(message.strip())
     own = customer_in(text)
     if earlier is None or not is_follow_up(text):
         return Resolved(text, False, own)

@@ -54,6 +54,7 @@ LISTS = frozenset(
         "someone",
         "smalltalk",
         "greeting",
+        "thanks",
         "reply",
         "ticket",
         "part_break",

@@ -82,8 +82,8 @@ KINDS = {
     # the third set (issue 21): questions for the steps, requirements or conditions of something,
     # answered by them, not by a sentence that names the word "steps"
     "broad",
-    # a greeting before the question ("Good morning! …"), as people open a chat
-    "greeting",
+    # a greeting or thanks around the question ("Good morning! …", "… ? Thanks!"), as in a chat
+    "courtesy",
 }
 MIN_KIND = {
     "unanswerable": 14,

@@ -39,7 +39,9 @@ def _courtesies() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A greeting or thanks opening a message, and thanks closing it (the lists ``greeting``
     and ``thanks`` of agent/patterns/)."""
     # "Thanks for the list. What …" thanks for something: only thanks followed by a stop goes
-    opening = rf"(?:{alternation('greeting')}(?!\w)|{alternation('thanks')}(?=\s*[,，、!！.。:-]))"
+    opening = (
+        rf"(?:{alternation('greeting')}(?![\w-])|{alternation('thanks')}(?=\s*[,，、!！.。:-]))"
+    )
     return (
         re.compile(rf"^\s*{opening}[\s,，、!！.。:-]*", re.I),
         re.compile(rf"(?<=[.!?。！？])\s*{alternation('thanks')}(?!\w)[\s!！.。]*$", re.I),

@@ -23,6 +23,7 @@ def test_a_word_that_only_begins_like_a_greeting_and_a_message_that_is_only_one_
     )
     assert without_courtesies("Hello!") == "Hello!"
     assert without_courtesies("Hi5 passes for the ferry?") == "Hi5 passes for the ferry?"
+    assert without_courtesies("Hi-fi on the ferry: allowed?") == "Hi-fi on the ferry: allowed?"
 
 
 def test_a_follow_up_does_not_carry_the_greeting_of_the_message_before_it():

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import takewhile
 
@@ -499,21 +499,25 @@ def _extreme(asks: Asks, ranked: list[Scored], passages: Sequence[Passage]) -> S
 
 
 def _in_list(
-    place: tuple[int, int], by_place: dict[tuple[int, int], Scored], every: Sequence[Unit]
+    place: tuple[int, int],
+    by_place: dict[tuple[int, int], Scored],
+    units_at: Mapping[tuple[int, int], Unit],
 ) -> Scored | None:
     """The unit at ``place`` as one of a list's items: a ranked one, or an item too short to
     answer alone ("Universal Credit", under "… for benefits including:"), which says its part
     of the list all the same. A lone item number ("2.") is none."""
     if place in by_place:
         return by_place[place]
-    unit = next((u for u in every if (u.passage, u.order) == place), None)
+    unit = units_at.get(place)
     if unit is None or unit.kind != "item" or not re.search(r"[^\W\d_]", unit.text):
         return None
     return Scored(unit, 0.0, 0.0, 0.0)
 
 
 def _list_under(
-    first: Scored, by_place: dict[tuple[int, int], Scored], every: Sequence[Unit]
+    first: Scored,
+    by_place: dict[tuple[int, int], Scored],
+    units_at: Mapping[tuple[int, int], Unit],
 ) -> list[Scored]:
     """The items or rows of the list a sentence ending in ":" introduces (a column header
     between them, or a lone item number, neither of which is a unit of an answer, is passed
@@ -523,7 +527,7 @@ def _list_under(
     out: list[Scored] = []
     order, gap = first.unit.order + 1, 0
     while len(out) < 12:
-        s = _in_list((first.unit.passage, order), by_place, every)
+        s = _in_list((first.unit.passage, order), by_place, units_at)
         order += 1
         if s is None and gap == 0:  # a header, or an item's number the splitter cut off ("2.")
             gap = 1
@@ -565,7 +569,8 @@ def _whole_list(
         return []
     before = [intro.order - 1] if len(intro.text.split()) < 4 else []  # "To fix it:" is no unit
     wanted = [*before, intro.order, *(u.order for u in all_units[start : end + 1])]
-    found = [_in_list((first.unit.passage, o), by_place, every) for o in wanted]
+    units_at = {(u.passage, u.order): u for u in all_units}
+    found = [_in_list((first.unit.passage, o), by_place, units_at) for o in wanted]
     return [s for s in found if s is not None]
 
 
@@ -618,9 +623,10 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         covered |= following.tokens
     # "… according to the following scale:" is answered by the step of its list that holds the
     # value asked about ("in months 13 to 24 50%" for 18 months)
-    listed = _list_under(first, by_place, extract.units)
+    units_at = {(u.passage, u.order): u for u in extract.units}
+    listed = _list_under(first, by_place, units_at)
     if len(listed) > C.max_list:  # too long to quote whole: the items that answer on their own
-        listed = _list_under(first, by_place, ())
+        listed = _list_under(first, by_place, {})
     held = [s for s in listed if _value_fit(asks, s.unit, lang) > 0]
     if held and held[0] not in chosen:
         chosen.append(held[0])

@@ -44,7 +44,10 @@ class Unit:
     def quotable(self) -> bool:
         """A sentence, item or row that can stand as an answer (not "2." or a lone word); an
         address is one word, so a line that only points somewhere ("Source: https://…") is none."""
-        words = len(re.findall(r"\w+", _URL.sub("url", self.text)))
+        # the address check only where one can be (it doubles a quotable's cost, per unit)
+        pointing = "://" in self.text or "www." in self.text.lower()
+        text = _URL.sub("url", self.text) if pointing else self.text
+        words = len(re.findall(r"\w+", text))
         # a labelled item is a whole fact however short: "Rail: 2nd class."
         labelled = words >= 3 and bool(self.item_label)
         return self.kind == "row" or (

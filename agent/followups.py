@@ -38,9 +38,10 @@ _CUSTOMER = re.compile(
 def _courtesies() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A greeting or thanks opening a message, and thanks closing it (the lists ``greeting``
     and ``thanks`` of agent/patterns/)."""
-    # "Thanks for the list. What …" thanks for something: only thanks followed by a stop goes
+    # "Thanks for the list. What …" thanks for something: only thanks before a stop (or alone)
     opening = (
-        rf"(?:{alternation('greeting')}(?![\w-])|{alternation('thanks')}(?=\s*[,，、!！.。:-]))"
+        rf"(?:{alternation('greeting')}(?![\w-])|"
+        rf"{alternation('thanks')}(?=\s*(?:[,，、!！.。:-]|$)))"
     )
     return (
         re.compile(rf"^\s*{opening}[\s,，、!！.。:-]*", re.I),
@@ -48,17 +49,27 @@ def _courtesies() -> tuple[re.Pattern[str], re.Pattern[str]]:
     )
 
 
-def without_courtesies(message: str) -> str:
-    """The message without the greeting or thanks it opens with ("Hello, I have some questions
-    about …", "Thanks! And for contractors?") and the thanks it closes with ("… ? Thanks!"): they
-    ask nothing, and their words, which no document uses, were weighed as the question's, taken
-    as the story around it, and carried into every follow-up. A message that is only a courtesy
-    stays (it is smalltalk)."""
+def _stripped(message: str) -> str:
     opening, closing = _courtesies()
     rest, before = closing.sub("", message, count=1), ""
     while rest != before:  # "Hi, thanks. When …?"
         rest, before = opening.sub("", rest, count=1), rest
+    return rest
+
+
+def without_courtesies(message: str) -> str:
+    """The message without the greeting or thanks it opens with ("Hello, I have some questions
+    about …", "Thanks! And for contractors?") and the thanks it closes with ("… ? Thanks!"): they
+    ask nothing, and their words, which no document uses, were weighed as the question's, taken
+    as the story around it, and carried into every follow-up. A message that is only courtesies
+    stays as it is (``only_courtesies``: it is smalltalk)."""
+    rest = _stripped(message)
     return rest if rest.strip() else message
+
+
+def only_courtesies(message: str) -> bool:
+    """ "Hi!", "Thanks a lot!", "Hello there": a message that greets or thanks and asks nothing."""
+    return bool(message.strip()) and not _stripped(message).strip()
 
 
 @dataclass(frozen=True)

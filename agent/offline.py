@@ -37,7 +37,7 @@ from agent.extract import (
     score_units,
     similar,
 )
-from agent.followups import customer_in
+from agent.followups import customer_in, only_courtesies
 from agent.messages import audience_name, say
 from agent.passages import Passage
 from agent.phrasing import alternation, pattern, rules
@@ -301,7 +301,7 @@ class OfflineReasoner:
 
     async def route(self, text: str, history: Sequence[Message]) -> Route:
         clean = text.strip()
-        if pattern("smalltalk").match(clean):
+        if only_courtesies(clean) or pattern("smalltalk").match(clean):
             return Route("smalltalk", clean)
         if pattern("ticket").search(clean):
             title = pattern("ticket").sub("", clean, count=1).strip(" :.-") or clean

@@ -52,3 +52,31 @@ def test_a_follow_up_after_thanks_is_read_against_the_question_before_it():
     resolved = resolve("Thanks! And the night ferry?", earlier)
     assert resolved.follow_up, resolved
     assert "ferry to the island" in resolved.question and "night" in resolved.question, resolved
+
+
+def test_a_message_that_is_only_courtesies_is_smalltalk_and_one_with_a_question_is_not():
+    import asyncio
+
+    from agent.offline import OfflineReasoner
+    from agent.terms import TermStats
+
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts(["a ferry timetable"]))
+
+    def kind(text: str) -> str:
+        return asyncio.run(reasoner.route(text, [])).kind
+
+    for text in (
+        "Hi!",
+        "hello there",
+        "Thanks a lot!",
+        "thank you",
+        "Hi, thanks.",
+        "Danke!",
+        "Привіт",
+        "谢谢",
+        "Who are you?",
+        "help",
+    ):
+        assert kind(text) == "smalltalk", text
+    for text in ("Hi, when does the ferry leave?", "Thanks for the timetable", "Helpdesk hours?"):
+        assert kind(text) == "question", text

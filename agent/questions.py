@@ -163,10 +163,51 @@ def asked_thing(question: str) -> str:
         return ""  # "What happens to …": a verb follows a bare "what"; "What bonus does …": a noun
     if not phrase or len(phrase) > 3:
         return ""
+    how = m.group(0).lstrip().lower().startswith("how")
     comparative = len(phrase) == 1 and phrase[0].lower().endswith("er")
-    if comparative and m.group(0).lstrip().lower().startswith("how"):
+    if comparative and how:
         return ""  # "How much cheaper is it …" asks for a difference, named by no noun
-    return phrase[-1].lower()
+    phrase = _noun_phrase(phrase, how, m.group(0).lstrip().lower().startswith("how many"))
+    return phrase[-1].lower() if phrase else ""
+
+
+def _inflected(word: str) -> bool:
+    """An English word in another form than its dictionary one: "lived", "days", "children"."""
+    import simplemma  # at the first English question that needs it: 0.2 s to load
+
+    w = word.lower()
+    return w.isalpha() and simplemma.lemmatize(w, lang="en") != w
+
+
+def _verb(word: str) -> bool:
+    """A verb's dictionary form: its past is read back to it ("belong", "need", "live")."""
+    import simplemma
+
+    w = word.lower()
+    past = w + "d" if w.endswith("e") else w + "ed"
+    return w.isalpha() and simplemma.lemmatize(past, lang="en") == w
+
+
+def _noun_phrase(phrase: list[str], how: bool, count: bool) -> list[str]:
+    """The noun phrase of an opening that runs on into a clause about it. "How many people belong
+    to …" counts people: a count's noun is its first plural ("vacation days"), or what comes before
+    a verb ("people belong"; "how much" reads no verb: "travel budget"). "What is the term
+    used to …", "How many people lived in …": a participle after a noun begins a clause about it
+    (so do the little words and adverbs before it: "What is not included …"); the thing asked is
+    the noun before it, or none."""
+    if how:
+        for k, w in enumerate(phrase):
+            if _inflected(w) and not w.lower().endswith(("ed", "ing")):
+                phrase = phrase[: k + 1]
+                break
+            if k and count and _verb(w):  # "How much travel budget": "budget" is a verb too
+                phrase = phrase[:k]
+                break
+    if len(phrase) > 1 and phrase[-1].lower().endswith("ed") and _inflected(phrase[-1]):
+        phrase = phrase[:-1]
+        while phrase and (not tokenize(phrase[-1], "en") or phrase[-1].lower().endswith("ly")):
+            phrase = phrase[:-1]
+    return phrase
 
 
 _TIME = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)

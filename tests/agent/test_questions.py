@@ -123,6 +123,29 @@ def test_the_thing_asked_for_is_the_head_of_the_opening_noun_phrase(question, th
     assert asks(question).thing == thing
 
 
+@pytest.mark.parametrize(
+    "question, thing",
+    [
+        # a count's noun is its first plural, or what comes before a verb
+        ("How many volunteers joined the rowing club?", "volunteers"),
+        ("How many members belong to the rowing club?", "members"),
+        ("How many walkers need to sign the form?", "walkers"),
+        ("How many rowing boats does the club own?", "boats"),
+        (
+            "How much rowing budget is left?",
+            "budget",
+        ),  # "budget" is a verb too: not after "how much"
+        # a participle after the noun begins a clause about it
+        ("What is the paddle used to steer?", "paddle"),
+        ("What are the boats stored in?", "boats"),
+        ("What is not included in the club fee?", ""),
+        ("What is the preferred hull colour?", "colour"),  # before its noun: no clause
+    ],
+)
+def test_the_thing_asked_for_is_no_verb_of_a_clause_about_it(question, thing):
+    assert asked_thing(question) == thing
+
+
 def test_a_version_question_names_no_thing_the_answer_must_repeat():
     assert asks("What is the newest version?").thing == ""  # "2.3.3" answers it
 

@@ -163,11 +163,12 @@ def asked_thing(question: str) -> str:
         return ""  # "What happens to …": a verb follows a bare "what"; "What bonus does …": a noun
     if not phrase or len(phrase) > 3:
         return ""
-    how = m.group(0).lstrip().lower().startswith("how")
+    opening = m.group(0).lstrip().lower()
+    how = opening.startswith("how")
     comparative = len(phrase) == 1 and phrase[0].lower().endswith("er")
     if comparative and how:
         return ""  # "How much cheaper is it …" asks for a difference, named by no noun
-    phrase = _noun_phrase(phrase, how, m.group(0).lstrip().lower().startswith("how many"))
+    phrase = _noun_phrase(phrase, how, opening.startswith("how many"))
     return phrase[-1].lower() if phrase else ""
 
 

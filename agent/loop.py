@@ -655,6 +655,8 @@ def _scoped(run: Run, passages: list[Passage]) -> list[Passage]:
     audience counts, so the rule for each is kept."""
     readers = [run.turn.groups, *run.turn.member_groups]
     audiences = asked_for(run.question, frozenset().union(*(audiences_of(g) for g in readers)))
+    if not audiences:
+        return passages  # no audience is known to be the asker's: none gives way
     fits = [p for p in passages if applies(p.audience, audiences)]
     return fits if fits else passages
 

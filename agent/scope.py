@@ -6,9 +6,11 @@ form a directory group is named ("interns", "contractors"). Here that meets the 
 their groups:
 
 - a rule for group X applies to the members of X (a group "intern" meets "interns");
-- every asker is staff or outside staff: a rule for staff ("employees") applies to everyone whose
-  groups do not mark them as outside staff (the lexicon's outside-staff audiences, e.g.
-  "contractors"), so an intern gets the employees' rule where no interns' rule says otherwise;
+- every asker of the directory is staff or outside staff: a rule for staff ("employees") applies
+  to everyone whose groups do not mark them as outside staff (the lexicon's outside-staff
+  audiences, e.g. "contractors"), so an intern gets the employees' rule where no interns' rule
+  says otherwise; someone given no group at all (a public corpus's reader) is neither, and every
+  rule is theirs;
 - where both apply, the narrower is the asker's own (``narrowest``): an intern's rule is the
   interns' one, and only a channel whose members' own rules differ gets each rule labelled.
 
@@ -45,7 +47,12 @@ def staff_audience() -> str:
 def audiences_of(groups: Iterable[str], written_for: Iterable[str] = ()) -> frozenset[str]:
     """The audiences of someone in ``groups``: the groups that are audiences — staff and outside
     staff, and those the passages at hand are ``written_for`` — and staff unless a group marks
-    them as outside staff."""
+    them as outside staff. Someone given no group at all, not even their own ``user:<email>``
+    (a public corpus's reader; the chat adapters answer only the directory's people), has none:
+    every rule may be theirs."""
+    groups = list(groups)
+    if not groups:
+        return frozenset()
     lex = lexicon()
     keys = {audience_key(g) for g in groups if g != "*" and not g.startswith("user:")}
     out = keys & (lex.sorted_audiences | frozenset(written_for))
@@ -86,6 +93,8 @@ def applicable(passages: Sequence[W], readers: Iterable[Iterable[str]], question
     written_for = frozenset(a for p in passages for a in p.audience)
     asker = frozenset().union(*(audiences_of(g, written_for) for g in readers))
     asker = asked_for(question, asker, written_for)
+    if not asker:
+        return list(passages)  # no audience is known to be the asker's: none gives way
     fits = [p for p in passages if applies(p.audience, asker)]
     return fits if fits else list(passages)
 

@@ -137,6 +137,48 @@ def test_an_asker_of_no_known_group_is_held_to_no_audience():
     assert best(frozenset({"tenants"}))[1] < unknown[1]  # a known other group's rule gives way
 
 
+def test_someone_given_no_group_at_all_has_every_rule(passages):
+    """A reader of no directory (a public corpus's) is no one's staff: no rule gives way for
+    them. A person of the directory with no group but their own id is staff, as before."""
+    assert audiences_of([]) == frozenset()
+    assert rules_for(passages, ()) == {title for title, _ in RULES.values()}
+    assert audiences_of(["user:ana@example.org"]) == {"employees"}
+    assert rules_for(passages, ("user:ana@example.org",)) == {
+        "Kayak Shed Rules for Employees",
+        "Kayak Shed Opening Hours",
+    }
+
+
+DEPOSITS = """---
+audience: landlords
+---
+# Deposit rules for landlords
+
+A tenancy deposit must be protected in a government scheme within 30 days of receiving it.
+"""
+
+MOVING = """# Moving house
+
+When you move out, your tenancy deposit is returned within 10 days of the tenancy ending.
+Tell the council about your new address.
+"""
+
+
+def test_a_rule_for_landlords_answers_a_reader_of_no_known_group(tmp_path_factory, embedders):
+    """The whole loop: the landlords' rule neither gives way to the page for everyone nor is
+    marked down as someone else's when the asker's groups are unknown."""
+    import asyncio
+
+    from agent.turns import Turn
+    from tests.agent.made_up import assistant_over
+
+    files = {"deposits.md": DEPOSITS, "moving.md": MOVING, "_access.yaml": 'acl: ["*"]\n'}
+    with assistant_over(files, tmp_path_factory, embedders) as assistant:
+        question = "How long do I have to protect a tenancy deposit?"
+        a = asyncio.run(assistant.answer(Turn(user_id="reader", text=question, groups=())))
+    assert a.status == "answered" and "30 days" in a.text, (a.status, a.text)
+
+
 def test_a_channel_of_a_group_the_catalogue_has_no_word_for_labels_it_by_its_name(passages):
     """Audiences are an open set: in a channel of interns and staff, each rule is labelled with
     the group as the directory names it ("For interns:"), not only the two groups Footnote's

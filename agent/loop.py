@@ -37,7 +37,7 @@ from agent.passages import Passage, one_of_each
 from agent.phrasing import pattern
 from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.recall import filed
-from agent.scope import applies, asked_for, audiences_of
+from agent.scope import applicable, asked_for, audiences_of
 from agent.second_source import Fallback
 from agent.telemetry import TurnTelemetry
 from agent.tool_calls import Outcome, run_call
@@ -520,7 +520,10 @@ class AnswerLoop(Workflow):
         """Answer from the passages, then check it; unsupported sentences are dropped."""
         t0 = time.perf_counter()
         readers = [run.turn.groups, *run.turn.member_groups]  # in a channel, every member's rule
-        asker = asked_for(run.question, frozenset().union(*(audiences_of(g) for g in readers)))
+        # a group of theirs is an audience where a passage is written for it ("engineering")
+        written_for = frozenset(a for p in passages for a in p.audience)
+        mine = frozenset().union(*(audiences_of(g, written_for) for g in readers))
+        asker = asked_for(run.question, mine, written_for)
         draft = (
             await self.reasoner.answer(
                 run.question,
@@ -653,12 +656,7 @@ def _scoped(run: Run, passages: list[Passage]) -> list[Passage]:
     """The passages whose rule applies to the asker: one written for another audience gives way
     when one for the asker's own (or for everyone) is there too. In a channel, every member's
     audience counts, so the rule for each is kept."""
-    readers = [run.turn.groups, *run.turn.member_groups]
-    audiences = asked_for(run.question, frozenset().union(*(audiences_of(g) for g in readers)))
-    if not audiences:
-        return passages  # no audience is known to be the asker's: none gives way
-    fits = [p for p in passages if applies(p.audience, audiences)]
-    return fits if fits else passages
+    return applicable(passages, [run.turn.groups, *run.turn.member_groups], run.question)
 
 
 def _closest(run: Run) -> list[Passage]:

@@ -179,6 +179,42 @@ def test_a_rule_for_landlords_answers_a_reader_of_no_known_group(tmp_path_factor
     assert a.status == "answered" and "30 days" in a.text, (a.status, a.text)
 
 
+MONITORS_FOR_STAFF = """# Desk equipment
+
+Staff may order one external monitor for their desk.
+"""
+
+MONITORS_FOR_ENGINEERING = """---
+audience: engineering
+---
+# Desk equipment for engineering
+
+Engineers may order two external monitors for their desk.
+"""
+
+
+def test_a_group_a_document_is_written_for_is_the_askers_audience(tmp_path_factory, embedders):
+    """The whole loop: "engineering", no audience the lexicon sorts people by, is the asker's
+    because a passage at hand is written for it, so that rule is theirs and does not give way to
+    the one for everyone (the passages were chosen without it)."""
+    import asyncio
+
+    from agent.turns import Turn
+    from tests.agent.made_up import assistant_over
+
+    files = {
+        "desk.md": MONITORS_FOR_STAFF,
+        "desk-engineering.md": MONITORS_FOR_ENGINEERING,
+        "_access.yaml": 'acl: ["*"]\n',
+    }
+    with assistant_over(files, tmp_path_factory, embedders) as assistant:
+        turn = Turn(
+            user_id="eng", text="How many external monitors may I order?", groups=("engineering",)
+        )
+        a = asyncio.run(assistant.answer(turn))
+    assert a.status == "answered" and "two external monitors" in a.text, (a.status, a.text)
+
+
 def test_a_channel_of_a_group_the_catalogue_has_no_word_for_labels_it_by_its_name(passages):
     """Audiences are an open set: in a channel of interns and staff, each rule is labelled with
     the group as the directory names it ("For interns:"), not only the two groups Footnote's

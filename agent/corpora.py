@@ -25,7 +25,8 @@ Scoring, per corpus (``score`` for one item, ``CorpusReport.metrics`` for the se
   ``extra_evidence`` doc (corpus file ``corpus/X.md`` is the indexed doc id ``corpus/X.md``: the
   ingested root is the ``corpus`` folder). Items with no ``doc`` (some MTRAG turns) are left out.
 - key facts, only where answers are extractive spans (SQuAD 2.0, PolicyQA, and ConditionalQA
-  span answers that occur in the document): share of answerable items whose answer text holds any
+  span answers that occur in the document; in a set of another name, the answers that occur in
+  the document): share of answerable items whose answer text holds any
   answer string (case and whitespace aside); a refusal holds none.
 - evidence quoted: a citation's quote overlaps an evidence string (one contains the other after
   whitespace and case normalisation, or token F1 >= 0.5).
@@ -119,10 +120,12 @@ def corpus_dir(eval_dir: Path, name: str) -> Path:
 
 
 def answers_dir(eval_dir: Path, name: str) -> Path:
-    """The set's folder, or a ConfigError that says where it goes."""
-    if name not in DATASETS:
-        raise ConfigError(f"unknown dataset {name!r}; one of {', '.join(DATASETS)}, or all")
+    """The set's folder, or a ConfigError that says where it goes. Besides the six public sets,
+    any folder of ``answers/`` in their form is a set (``benchmarks/xquad_answers.py`` writes
+    XQuAD's questions in other languages so)."""
     folder = Path(eval_dir) / "answers" / name
+    if name not in DATASETS and not (folder / "questions.jsonl").is_file():
+        raise ConfigError(f"unknown dataset {name!r}; one of {', '.join(DATASETS)}, or all")
     if not (folder / "questions.jsonl").is_file() or not (folder / "corpus").is_dir():
         raise ConfigError(
             f"no answer set {name} at {folder} (it needs questions.jsonl and corpus/*.md, see "
@@ -166,7 +169,7 @@ def _question(name: str, r: dict[str, Any], doc_text: Callable[[str], str]) -> C
     if r["answerable"] and doc:
         if name in SPAN_DATASETS:
             key_facts = answers
-        elif name == "conditionalqa" and answer_type == "span":
+        elif (name == "conditionalqa" and answer_type == "span") or name not in DATASETS:
             key_facts = tuple(a for a in answers if normalise(a) in doc_text(doc))
     return CorpusQuestion(
         dataset=name,
@@ -177,7 +180,10 @@ def _question(name: str, r: dict[str, Any], doc_text: Callable[[str], str]) -> C
         doc=doc,
         evidence=tuple(str(e) for e in r.get("evidence") or [])
         + tuple(str(e) for x in extra for e in x.get("evidence") or []),
-        split=split_of(name, doc, str(r["id"])),
+        # a set of another name may say its split (by document, as its converter chose it)
+        split=str(r["split"])
+        if name not in DATASETS and r.get("split") in SPLITS
+        else split_of(name, doc, str(r["id"])),
         extra_docs=tuple(dict.fromkeys(x["doc"] for x in extra if x.get("doc") != doc)),
         history=tuple(
             ("user" if h["role"] == "user" else "assistant", str(h["text"]))

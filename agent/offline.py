@@ -30,6 +30,7 @@ from agent.drafts import Drafting
 from agent.extract import (
     Extract,
     Scored,
+    across,
     closeness,
     fits_value,
     heading,
@@ -213,7 +214,7 @@ def _parts(question: str) -> list[str]:
 def similarity(p: Passage, cross_lingual: bool) -> float:
     cosine = p.scores.cosine
     if cross_lingual:
-        return cosine.get("use", cosine.get("cohere", 0.0))
+        return across(cosine.get("use", cosine.get("cohere", 0.0)))
     return max(cosine.values(), default=0.0)
 
 
@@ -380,6 +381,8 @@ class OfflineReasoner:
             sim = similarity(p, cross)
             sim_n = closeness(sim, C.passage_unrelated_at, C.passage_span)
             sentence = max(p.scores.sentence_cosines.get("use") or [0.0])
+            if cross:
+                sentence = across(sentence)
             sentence_n = closeness(sentence, C.sentence_unrelated_at, C.sentence_span)
             if cross or not seen:
                 score = max(sim_n, sentence_n)
@@ -883,7 +886,7 @@ class OfflineReasoner:
 
     def supports(self, f: dict[str, float]) -> bool:
         if f["cross"]:
-            return f["meaning"] >= C.cross_meaning_at
+            return across(f["meaning"]) >= C.cross_meaning_at
         return f["coverage"] + f["meaning"] >= C.support_at
 
 

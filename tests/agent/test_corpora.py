@@ -21,6 +21,7 @@ from agent.corpora import (
 )
 from agent.turns import Answer, Citation
 from bot.cli import main as footnote
+from ingest.errors import ConfigError
 
 
 def _q(**kw) -> CorpusQuestion:
@@ -334,3 +335,18 @@ def test_a_tiny_set_is_ingested_once_asked_and_scored(tmp_path, monkeypatch, cap
 
     assert footnote([*args, "--split", leave_split]) == 0  # the second run reuses the index
     assert "reusing" in capsys.readouterr().err
+
+
+def test_a_set_of_another_name_in_the_same_form_is_loaded_with_its_own_split(tmp_path):
+    docs = {"a.md": "# A\n\nThe ferry leaves at 9 am from pier four."}
+    rows = [
+        _row("1", "corpus/a.md", answers=["9 am", "nine"], split="test"),
+        _row("2", "corpus/gone.md", answerable=False, split="bogus"),
+    ]
+    _write_set(tmp_path, "ferries_de", docs, rows)
+    answerable, silent = load_corpus(tmp_path, "ferries_de")
+    assert answerable.split == "test"  # as its converter split it, by document
+    assert answerable.key_facts == ("9 am",)  # the answers the document holds
+    assert silent.split in ("train", "dev", "test") and not silent.key_facts
+    with pytest.raises(ConfigError, match="unknown dataset 'ferries_fr'"):
+        load_corpus(tmp_path, "ferries_fr")

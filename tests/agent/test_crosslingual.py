@@ -44,3 +44,49 @@ def test_a_passage_that_names_everything_a_question_writes_in_latin_is_graded_re
     assert grades[0].label == "relevant", grades[0]
     other = asyncio.run(reasoner.grade("Сколько стоит дополнение Smart Reply?", [PRICES]))
     assert other[0].label != "relevant", other[0]  # half of the names is no match
+
+
+# made up: an English rule, asked in Chinese, with the multilingual cosines a question in another
+# language typically has with the sentence that answers it (XQuAD: about 0.36) and its passage
+BICYCLES = passage(
+    "hr/bicycles.md",
+    "Cycling",
+    "2026-01-01",
+    "Staff who cycle to work receive a monthly bicycle allowance of 30 EUR. "
+    "The bicycle shed opens at 7 am.",
+)
+ASKED_IN_CHINESE = "骑车上班的员工每月补贴多少钱？"
+
+
+def _with_cosines(passage_cosine: float, sentences: list[float]):
+    from dataclasses import replace
+
+    p = replace(BICYCLES)
+    p.scores = replace(
+        p.scores, cosine={"use": passage_cosine}, sentence_cosines={"use": sentences}
+    )
+    return p
+
+
+def test_a_cosine_across_languages_is_read_as_the_same_question_in_the_documents_language():
+    import asyncio
+
+    from agent.offline import OfflineReasoner
+
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts([BICYCLES.text]))
+    near = asyncio.run(reasoner.grade(ASKED_IN_CHINESE, [_with_cosines(0.26, [0.36, 0.05])]))
+    assert near[0].label != "off_topic", near[0]  # off topic when read as a same-language cosine
+    far = asyncio.run(reasoner.grade(ASKED_IN_CHINESE, [_with_cosines(0.18, [0.28, 0.05])]))
+    assert far[0].label == "off_topic", far[0]
+
+
+def test_the_sentence_that_answers_across_languages_scores_enough_to_answer():
+    from agent.calibration import Calibration
+
+    p = _with_cosines(0.3, [0.43, 0.05])
+    extract = score_units(
+        ASKED_IN_CHINESE, asks(ASKED_IN_CHINESE), [p], TermStats.from_texts([p.text]), EVERYONE
+    )
+    best = extract.ranked[0]
+    assert best.cross and "allowance" in best.unit.text, best.unit.text
+    assert best.score >= Calibration.answer_at, best.score

@@ -117,11 +117,15 @@ def closeness(sim: float | None, floor: float | None = None, span: float | None 
     return min(max((sim - floor) / span, 0.0), 1.0)
 
 
-def across(sim: float) -> float:
+def across(sim: float, q_lang: str, text_lang: str) -> float:
     """A question's cosine with a text in another language, read as the cosine the same question
     would have in the text's own language: across languages the multilingual embedder puts a
-    question further from the sentence that answers it (``Calibration.cross_lingual_shift``)."""
-    return sim + C.cross_lingual_shift
+    question further from the sentence that answers it (``Calibration.cross_lingual_shift``).
+    Measured for questions in other languages over English texts, and read there only: an English
+    question over a text in another language, or two other languages, keep their cosine."""
+    if text_lang == "en" and q_lang != "en":
+        return sim + C.cross_lingual_shift
+    return sim
 
 
 def _ranges(unit: Unit, lang: str) -> list[Range]:
@@ -348,7 +352,9 @@ def score_units(
         record_id = unit.record.split("|")[0]
         heads = " ".join([unit.label, record_id, *p.breadcrumbs.split(" > ")[1:][-2:]])
         about = bool((identifiers | names) & _tokens(heads, p.lang))
-        meaning = closeness(across(unit.sim) if cross and unit.sim is not None else unit.sim)
+        meaning = closeness(
+            across(unit.sim, asks.lang, p.lang) if unit.sim is not None else unit.sim
+        )
         m = C.meaning_share
         base = meaning if cross or not weights else (1 - m) * lexical + m * meaning
         if cross and names_all(latin, f"{unit.label} {unit.text}") == 1.0:

@@ -211,10 +211,10 @@ def _parts(question: str) -> list[str]:
     return re.split(rf"\s*{alternation('part_break')}\s*", question, flags=re.I)
 
 
-def similarity(p: Passage, cross_lingual: bool) -> float:
+def similarity(p: Passage, q_lang: str) -> float:
     cosine = p.scores.cosine
-    if cross_lingual:
-        return across(cosine.get("use", cosine.get("cohere", 0.0)))
+    if p.lang != q_lang:
+        return across(cosine.get("use", cosine.get("cohere", 0.0)), q_lang, p.lang)
     return max(cosine.values(), default=0.0)
 
 
@@ -378,11 +378,10 @@ class OfflineReasoner:
                 named.discard(p.doc_id)  # its best passage; the others are graded as usual
                 continue
             cross = p.lang != q_lang
-            sim = similarity(p, cross)
+            sim = similarity(p, q_lang)
             sim_n = closeness(sim, C.passage_unrelated_at, C.passage_span)
             sentence = max(p.scores.sentence_cosines.get("use") or [0.0])
-            if cross:
-                sentence = across(sentence)
+            sentence = across(sentence, q_lang, p.lang)
             sentence_n = closeness(sentence, C.sentence_unrelated_at, C.sentence_span)
             if cross or not seen:
                 score = max(sim_n, sentence_n)
@@ -882,11 +881,13 @@ class OfflineReasoner:
                 self._sentence_sims(q_lang, question, [s.text for s in quotes]), default=0.0
             ),
             "cross": float(all(p.lang != q_lang for p in cited)),
+            "english": float(all(p.lang == "en" for p in cited)),
         }
 
     def supports(self, f: dict[str, float]) -> bool:
         if f["cross"]:
-            return across(f["meaning"]) >= C.cross_meaning_at
+            meaning = across(f["meaning"], "", "en") if f["english"] else f["meaning"]
+            return meaning >= C.cross_meaning_at
         return f["coverage"] + f["meaning"] >= C.support_at
 
 

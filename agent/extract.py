@@ -352,9 +352,7 @@ def score_units(
         record_id = unit.record.split("|")[0]
         heads = " ".join([unit.label, record_id, *p.breadcrumbs.split(" > ")[1:][-2:]])
         about = bool((identifiers | names) & _tokens(heads, p.lang))
-        meaning = closeness(
-            across(unit.sim, asks.lang, p.lang) if unit.sim is not None else unit.sim
-        )
+        meaning = closeness(None if unit.sim is None else across(unit.sim, asks.lang, p.lang))
         m = C.meaning_share
         base = meaning if cross or not weights else (1 - m) * lexical + m * meaning
         if cross and names_all(latin, f"{unit.label} {unit.text}") == 1.0:

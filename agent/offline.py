@@ -875,19 +875,18 @@ class OfflineReasoner:
         tokens = set(tokenize(" ".join(s.text for s in quotes))) | {
             t for p in cited for t in tokenize(p.breadcrumbs, p.lang)
         }
+        meaning = max(self._sentence_sims(q_lang, question, [s.text for s in quotes]), default=0.0)
+        if cited and all(p.lang == "en" for p in cited):  # read as if asked in English
+            meaning = across(meaning, q_lang, "en")
         return {
             "coverage": coverage(weights, tokens),
-            "meaning": max(
-                self._sentence_sims(q_lang, question, [s.text for s in quotes]), default=0.0
-            ),
+            "meaning": meaning,
             "cross": float(all(p.lang != q_lang for p in cited)),
-            "english": float(all(p.lang == "en" for p in cited)),
         }
 
     def supports(self, f: dict[str, float]) -> bool:
         if f["cross"]:
-            meaning = across(f["meaning"], "", "en") if f["english"] else f["meaning"]
-            return meaning >= C.cross_meaning_at
+            return f["meaning"] >= C.cross_meaning_at
         return f["coverage"] + f["meaning"] >= C.support_at
 
 

@@ -61,6 +61,7 @@ def write_sets(xquad: Path, out: Path) -> list[str]:
         for p in paragraphs:
             articles.setdefault(p["title"], []).append(p)
         doc_of = {p["_id"]: _article_file(p["title"]) for p in paragraphs}
+        text_of = {p["_id"]: p["text"] for p in paragraphs}
         questions = [
             {
                 "id": r["_id"],
@@ -68,7 +69,7 @@ def write_sets(xquad: Path, out: Path) -> list[str]:
                 "answerable": True,
                 "answers": answers[r["_id"]],
                 "doc": doc_of[found_in[r["_id"]]],
-                "evidence": [next(p["text"] for p in paragraphs if p["_id"] == found_in[r["_id"]])],
+                "evidence": [text_of[found_in[r["_id"]]]],
                 "split": _split(doc_of[found_in[r["_id"]]]),
             }
             for r in _read(xquad / q_lang / "queries.jsonl")

@@ -90,3 +90,20 @@ def test_the_sentence_that_answers_across_languages_scores_enough_to_answer():
     best = extract.ranked[0]
     assert best.cross and "allowance" in best.unit.text, best.unit.text
     assert best.score >= Calibration.answer_at, best.score
+
+
+def test_the_shift_is_read_only_for_a_question_in_another_language_over_english():
+    import asyncio
+    from dataclasses import replace
+
+    from agent.extract import across
+    from agent.offline import OfflineReasoner
+
+    assert across(0.3, "en", "zh") == across(0.3, "uk", "zh") == 0.3  # measured over English only
+    assert across(0.3, "zh", "en") > 0.3
+    # the same cosines as above, an English question over a passage written in Chinese
+    chinese = replace(_with_cosines(0.26, [0.36, 0.05]), lang="zh")
+    reasoner = OfflineReasoner(lambda: TermStats.from_texts([chinese.text]))
+    asked = "How much is the monthly allowance for cycling?"
+    grades = asyncio.run(reasoner.grade(asked, [chinese]))
+    assert grades[0].label == "off_topic", grades[0]

@@ -237,10 +237,32 @@ def matches_kind(kind: Kind, text: str) -> bool:
             or pattern("date_words").search(text)
             or names_a_month(text)
             or pattern("within").search(text)
+            or _names_a_year(text)
         )
     if kind == "who":
-        return bool(pattern("someone").search(text) or _PERSON_NAME.search(text))
+        return bool(
+            pattern("someone").search(text) or _PERSON_NAME.search(text) or not _cased(text)
+        )
     return True
+
+
+# a year: "in 1817", "the 1970s", "1946 года", "1817 年"
+_YEAR = re.compile(r"(?<![\d.,])(?:1\d{3}|20\d{2})(?!\d|[.,]\d)")
+
+
+def _names_a_year(text: str) -> bool:
+    """A four-digit number from 1000 to 2099 that measures nothing else ("1500 EUR" and
+    "2000 km" are amounts): a year answers "when" as a date does."""
+    return bool(_YEAR.search(text)) and any(
+        q.measure in ("", "year") and _YEAR.match(text, q.start) for q in quantities(text, "en")
+    )
+
+
+def _cased(text: str) -> bool:
+    """Is the text mostly written in a script with capitals? Where it is not (Chinese, Japanese),
+    a name cannot be told from other words, and a "who" question's answer cannot be checked."""
+    letters = [c for c in text if c.isalpha()]
+    return 2 * sum(c.isupper() or c.islower() for c in letters) >= len(letters)
 
 
 # "9:00–18:00" lasts a while (the list ``soon``: "the same day", "immediately" say how soon)
@@ -250,7 +272,7 @@ def _time_span() -> re.Pattern[str]:
     return re.compile(rf"\b\d{{1,2}}[:.]\d{{2}}\s*(?:–|—|-|{to})\s*\d{{1,2}}[:.]\d{{2}}\b")
 
 
-_PERSON_NAME = re.compile(r"(?<![.:!?]\s)(?<=\s)[A-Z][a-z]+")
+_PERSON_NAME = re.compile(r"(?<![.:!?]\s)(?<=\s)(?:[A-Z][a-z]+|[А-ЯЁІЇЄҐ][а-яёіїєґ]+)")
 
 
 _IDENTIFIER = re.compile(r"\b(?:[A-Za-z]{1,6}-?\d[\w.-]*|\d+(?:\.\d+){1,3}|[A-Z]{2,}\d+)\b")

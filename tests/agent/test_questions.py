@@ -63,6 +63,35 @@ def test_a_unit_holds_the_kind_of_answer(kind, text, ok):
     assert matches_kind(kind, text) is ok
 
 
+@pytest.mark.parametrize(
+    "kind, text, ok",
+    [
+        # a year answers "when" as a date does, in any language; an amount is no year
+        ("date", "The lighthouse was first lit in 1832 and rebuilt after the storm.", True),
+        ("date", "Маяк впервые зажгли в 1832 году.", True),
+        ("date", "灯塔于 1832 年首次点亮。", True),
+        ("date", "Most of the mills closed in the 1970s.", True),
+        ("date", "Weaving stayed a cottage trade until the 18th century.", True),
+        ("date", "Claims of up to 1500 EUR are paid by the office.", False),
+        ("date", "The ferry covers 2000 km a season.", False),
+        ("date", "The guild had 1,832 members.", False),
+        # a name in Cyrillic is a name; where a script has no capitals, words cannot tell
+        ("who", "Маяк построил инженер Пётр Волков.", True),
+        ("who", "Маяк построили из местного камня.", False),
+        ("who", "灯塔由工程师王海设计。", True),
+    ],
+)
+def test_a_unit_holds_the_kind_of_answer_in_other_scripts_and_eras(kind, text, ok):
+    assert matches_kind(kind, text) is ok
+
+
+def test_a_question_word_is_read_as_a_word_not_inside_another():
+    assert asks("На чем основана конституция Виктории?").kind == "any"  # "кто" inside a name
+    assert asks("Кому принадлежал маяк?").kind == "who"
+    assert asks("Насколько широко известен маяк?").kind == "any"  # to what extent, no count
+    assert asks("灯塔几乎被毁了吗？").kind != "number"  # 几乎: almost
+
+
 def test_when_inside_a_clause_does_not_ask_for_a_date():
     assert asks("Who books my flights when I travel for a project?").kind == "who"
     assert asks("What happens when my laptop breaks?").kind == "any"

@@ -48,6 +48,7 @@ LISTS = frozenset(
         "up_to_what",
         "from_what",
         "date_words",
+        "era_words",
         "number_words",
         "soon",
         "within",

@@ -229,6 +229,7 @@ def matches_kind(kind: Kind, text: str) -> bool:
             or pattern("soon").search(text)
             or dates(text, 2000)
             or names_a_month(text)
+            or _names_an_era(text)  # how long: "since the 1950s", "from 1870 to 1939"
         )
     if kind == "date":  # "when should Tier 1 hand over?" — "within 4 hours" answers it too
         return bool(
@@ -237,7 +238,7 @@ def matches_kind(kind: Kind, text: str) -> bool:
             or pattern("date_words").search(text)
             or names_a_month(text)
             or pattern("within").search(text)
-            or _names_a_year(text)
+            or _names_an_era(text)
         )
     if kind == "who":
         return bool(
@@ -250,9 +251,11 @@ def matches_kind(kind: Kind, text: str) -> bool:
 _YEAR = re.compile(r"(?<![\d.,])(?:1\d{3}|20\d{2})(?!\d|[.,]\d)")
 
 
-def _names_a_year(text: str) -> bool:
-    """A four-digit number from 1000 to 2099 that measures nothing else ("1500 EUR" and
-    "2000 km" are amounts): a year answers "when" as a date does."""
+def _names_an_era(text: str) -> bool:
+    """A year, a decade or a century: a four-digit number from 1000 to 2099 that measures
+    nothing else ("1500 EUR" and "2000 km" are amounts), or the list ``era_words``."""
+    if pattern("era_words").search(text):
+        return True
     return bool(_YEAR.search(text)) and any(
         q.measure in ("", "year") and _YEAR.match(text, q.start) for q in quantities(text, "en")
     )

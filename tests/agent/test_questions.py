@@ -75,6 +75,10 @@ def test_a_unit_holds_the_kind_of_answer(kind, text, ok):
         ("date", "Claims of up to 1500 EUR are paid by the office.", False),
         ("date", "The ferry covers 2000 km a season.", False),
         ("date", "The guild had 1,832 members.", False),
+        # how long: from or until a year or a century
+        ("duration", "The mill has ground flour since the 1950s.", True),
+        ("duration", "The guild kept its charter well into the nineteenth century.", True),
+        ("duration", "The guild had 1,832 members.", False),
         # a name in Cyrillic is a name; where a script has no capitals, words cannot tell
         ("who", "Маяк построил инженер Пётр Волков.", True),
         ("who", "Маяк построили из местного камня.", False),
@@ -90,6 +94,9 @@ def test_a_question_word_is_read_as_a_word_not_inside_another():
     assert asks("Кому принадлежал маяк?").kind == "who"
     assert asks("Насколько широко известен маяк?").kind == "any"  # to what extent, no count
     assert asks("灯塔几乎被毁了吗？").kind != "number"  # 几乎: almost
+    # "when" opening a clause before the question word asks no date
+    assert asks("When the river floods, what is the lower town called?").kind == "any"
+    assert asks("When did the river flood, and why?").kind == "date"
 
 
 def test_when_inside_a_clause_does_not_ask_for_a_date():

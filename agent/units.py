@@ -23,6 +23,7 @@ UnitKind = Literal["sentence", "row", "item", "label", "question"]
 
 _ITEM = re.compile(r"^\s*(?:[-–—•·▪*]|\d{1,2}[.)])\s+")
 _CELL = re.compile(r"^([^:·]{1,60}):\s*(.+)$")
+_NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+")
 _ENDS = re.compile(r"[.!?。！？:;)\]]$")
 _LABELLED = re.compile(r"([^:]{2,30}):\s*\S")  # a list item led by what it is about
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.I)
@@ -78,15 +79,18 @@ def row_cells(line: str) -> dict[str, str]:
     return cells
 
 
-def _is_label(line: str, following: str) -> bool:
+def _is_label(line: str, following: str, opens: bool = False) -> bool:
     """A short line with no sentence end: a heading over what follows (or, at the end of a chunk,
-    over what the next chunk holds)."""
+    over what the next chunk holds). A numbered one is a list's item, unless it opens a paragraph
+    and no item follows it: a numbered section's heading ("2. Getting there") kept as a line
+    where small sections were joined into one passage."""
     words = line.split()
+    numbered_heading = opens and _NUMBERED.match(line) and not _ITEM.match(following)
     return (
         0 < len(words) <= 8
         and len(line) <= 60
         and not _ENDS.search(line)
-        and not _ITEM.match(line)
+        and (not _ITEM.match(line) or bool(numbered_heading))
         and " · " not in line
     )
 
@@ -109,7 +113,7 @@ def units_of(passage: Passage, index: int, sentence_model: str = "") -> list[Uni
         if cells:
             out.append(Unit(line.strip(), index, len(out), "row", label, cells, line=n))
             continue
-        if _is_label(line.strip(), following):
+        if _is_label(line.strip(), following, after_blank[n]):
             label, record = line.strip(), ""
             out.append(Unit(line.strip(), index, len(out), "label", label, line=n))
             continue

@@ -128,6 +128,16 @@ def across(sim: float, q_lang: str, text_lang: str) -> float:
     return sim
 
 
+def on_english_scale(sim: float, q_lang: str, cross: bool) -> float:
+    """A unit's cosine with a question not in English, from the multilingual embedder, read as
+    MiniLM's would be in English (``Calibration.use_on_minilm_*``). Measured for a question and a
+    text in the same language, and read there only; across languages the cosine is read by
+    ``across``."""
+    if q_lang == "en" or cross:
+        return sim
+    return C.use_on_minilm_slope * sim + C.use_on_minilm_offset
+
+
 def _ranges(unit: Unit, lang: str) -> list[Range]:
     """The ranges a unit states; in a table row, a cell's bare figures are in the currency its
     header names ("Order value (EUR, net): 10,001 - 50,000")."""
@@ -352,7 +362,11 @@ def score_units(
         record_id = unit.record.split("|")[0]
         heads = " ".join([unit.label, record_id, *p.breadcrumbs.split(" > ")[1:][-2:]])
         about = bool((identifiers | names) & _tokens(heads, p.lang))
-        meaning = closeness(None if unit.sim is None else across(unit.sim, asks.lang, p.lang))
+        meaning = closeness(
+            None
+            if unit.sim is None
+            else on_english_scale(across(unit.sim, asks.lang, p.lang), asks.lang, cross)
+        )
         m = C.meaning_share
         base = meaning if cross or not weights else (1 - m) * lexical + m * meaning
         if cross and names_all(latin, f"{unit.label} {unit.text}") == 1.0:
@@ -406,7 +420,7 @@ def score_units(
         )
     scored.sort(key=lambda s: -s.score)
     if embed is not None and scored:
-        _rescore(question, scored, embed)
+        _rescore(question, scored, embed, asks.lang)
     # the question's words behind them; Chinese and Japanese are written without spaces, so
     # there the words are the segmenter's
     spelled = (
@@ -431,13 +445,14 @@ def score_units(
 
 
 def _rescore(
-    question: str, scored: list[Scored], embed: Callable[[str, list[str]], list[float]]
+    question: str, scored: list[Scored], embed: Callable[[str, list[str]], list[float]], lang: str
 ) -> None:
-    """Re-score the best candidates by meaning with a sentence embedder (MiniLM for English)."""
+    """Re-score the best candidates by meaning with a sentence embedder (MiniLM for English, the
+    multilingual one for another language)."""
     head = scored[: C.rescored]
     sims = embed(question, [s.unit.text for s in head])
     for s, sim in zip(head, sims, strict=True):
-        better = closeness(sim)
+        better = closeness(on_english_scale(sim, lang, s.cross))
         if better > s.meaning:
             s.score += C.meaning_share * (better - s.meaning)
             s.meaning = better

@@ -107,3 +107,38 @@ def test_the_shift_is_read_only_for_a_question_in_another_language_over_english(
     asked = "How much is the monthly allowance for cycling?"
     grades = asyncio.run(reasoner.grade(asked, [chinese]))
     assert grades[0].label == "off_topic", grades[0]
+
+
+# made up: a rule written in Chinese and asked in Chinese, with the multilingual cosine a question
+# typically has with the sentence that answers it in its own language (XQuAD: about 0.46)
+SHED = passage(
+    "hr/shed-zh.md",
+    "自行车棚",
+    "2026-01-01",
+    "自行车棚每天早上七点开门。员工每月可领取三十欧元的自行车补贴。",
+)
+
+
+def test_a_question_not_in_english_reads_its_units_meaning_on_the_english_scale():
+    from dataclasses import replace
+
+    from agent.calibration import Calibration
+    from agent.extract import closeness
+
+    p = replace(SHED, lang="zh")
+    p.scores = replace(p.scores, cosine={"use": 0.4}, sentence_cosines={"use": [0.05, 0.46]})
+    asked = "员工每月的自行车补贴是多少？"
+    extract = score_units(asked, asks(asked), [p], TermStats.from_texts([p.text]), EVERYONE)
+    best = extract.ranked[0]
+    assert "补贴" in best.unit.text and not best.cross
+    # as close as MiniLM puts an English question and its answer: not the half USE's cosine reads as
+    assert closeness(0.46) < 0.5
+    assert best.meaning >= Calibration.point_meaning_at, best.meaning
+
+
+def test_the_english_scale_is_read_only_where_no_english_model_reads_meaning():
+    from agent.extract import on_english_scale
+
+    assert on_english_scale(0.46, "en", False) == 0.46  # MiniLM reads English itself
+    assert on_english_scale(0.46, "zh", True) == 0.46  # across languages: the shift's
+    assert on_english_scale(0.46, "zh", False) > 0.46

@@ -1,4 +1,6 @@
-"""Floors per public answer set, on a small fixed sample of each set's TEST split.
+"""Floors per public answer set, on a small fixed sample of each set's TEST split; and for XQuAD's
+questions in Chinese and Russian over their own language's paragraphs and over English ones, the
+sets ``benchmarks/xquad_answers.py`` writes (the public sets are all English).
 
 Each set: the first ``QUESTIONS`` of its test split in ``footnote eval --limit`` order (the same
 stratified, hash-fixed sample), asked through ``footnote eval --dataset``'s own path over an index
@@ -42,6 +44,22 @@ FLOORS: dict[str, dict[str, float]] = {
     # correct 0.688, citation 1.0, over-refusal 0.25
     "or_sharc": {"answered_correctly": 0.62, "citation": 0.9, "over_refusal": 0.32},
 }
+# XQuAD's sets, measured the same way at 66d03b9 (16 questions each)
+XQUAD_FLOORS: dict[str, dict[str, float]] = {
+    # correct 0.625, citation 1.0, over-refusal 0.3125
+    "xquad_ru_ru": {"answered_correctly": 0.56, "citation": 0.9, "over_refusal": 0.38},
+    # correct 0.75, citation 1.0, over-refusal 0.125
+    "xquad_zh_zh": {"answered_correctly": 0.68, "citation": 0.9, "over_refusal": 0.19},
+    # correct 0.25, citation 1.0, over-refusal 0.5625
+    "xquad_zh_en": {"answered_correctly": 0.18, "citation": 0.9, "over_refusal": 0.63},
+    # correct 0.25, citation 1.0, over-refusal 0.625
+    "xquad_ru_en": {"answered_correctly": 0.18, "citation": 0.9, "over_refusal": 0.69},
+    # the dev and test articles' questions over the train articles alone: refusal 0.9375, 1.0,
+    # 0.875
+    "xquad_zh_zh_silent": {"refusal": 0.87},
+    "xquad_ru_ru_silent": {"refusal": 0.93},
+    "xquad_zh_en_silent": {"refusal": 0.81},
+}
 CEILINGS = ("over_refusal",)  # the figures that must stay at or below their number
 
 pytestmark = [
@@ -64,22 +82,52 @@ def _rank(name: str) -> str:
 
 @pytest.mark.parametrize("name", DATASETS)
 def test_a_fixed_test_sample_stays_above_its_floors(name, settings, embedders):
-    asked = sample([q for q in load_corpus(EVAL, name) if q.split == "test"], QUESTIONS)
-    folder = corpus_dir(EVAL, name)
+    _holds(EVAL, name, FLOORS[name], settings, embedders)
+
+
+@pytest.fixture(scope="module")
+def xquad_sets(tmp_path_factory):
+    from benchmarks.xquad_answers import write_sets
+
+    xquad = EVAL / "xquad"
+    if not (xquad / "en" / "queries.jsonl").is_file():
+        pytest.skip(f"no XQuAD at {xquad} (../shared/eval beside the checkout)")
+    out = tmp_path_factory.mktemp("xquad")
+    write_sets(xquad, out)
+    return out
+
+
+@pytest.mark.parametrize("name", list(XQUAD_FLOORS))
+def test_a_fixed_test_sample_of_questions_in_other_languages_stays_above_its_floors(
+    name, xquad_sets, settings, embedders
+):
+    _holds(xquad_sets, name, XQUAD_FLOORS[name], settings, embedders)
+
+
+def _holds(eval_dir, name, floors, settings, embedders):
+    """Ask the set's fixed test sample over its documents and a few others; check each figure."""
+    asked = sample([q for q in load_corpus(eval_dir, name) if q.split == "test"], QUESTIONS)
+    folder = corpus_dir(eval_dir, name)
     needed = {folder / d.removeprefix("corpus/") for q in asked for d in q.targets}
+    needed = {f for f in needed if f.is_file()}  # a silent set holds none of them
     others = sorted(
         (p for p in folder.glob("*.md") if p not in needed), key=lambda p: _rank(p.name)
     )
     deps, _ = corpus_deps(
-        settings, EVAL, name, files=[*needed, *others[:DISTRACTORS]], embedders=embedders
+        settings,
+        eval_dir,
+        name,
+        # where the documents are silent, all of them: the refusal is over everything they say
+        files=[*needed, *others[:DISTRACTORS]] if needed else None,
+        embedders=embedders,
     )
     try:
         report = asyncio.run(run_corpus_eval(build_assistant(deps), name, "test", asked))
     finally:
         deps.close()
     got = report.metrics
-    print(name, {k: got[k] for k in FLOORS[name]})
-    for metric, bound in FLOORS[name].items():
+    print(name, {k: got[k] for k in ("answered_correctly", "citation", "refusal", "over_refusal")})
+    for metric, bound in floors.items():
         value = got[metric]
         assert value is not None, f"{name}: no items for {metric}"
         if metric in CEILINGS:

@@ -37,7 +37,7 @@ from agent.passages import Passage, one_of_each
 from agent.phrasing import pattern
 from agent.reasoning import Draft, Grade, Reasoner, Route
 from agent.recall import filed
-from agent.scope import applicable, asked_for, audiences_of
+from agent.scope import applicable, audiences_of, readers_audiences
 from agent.second_source import Fallback
 from agent.telemetry import TurnTelemetry
 from agent.tool_calls import Outcome, run_call
@@ -520,10 +520,7 @@ class AnswerLoop(Workflow):
         """Answer from the passages, then check it; unsupported sentences are dropped."""
         t0 = time.perf_counter()
         readers = [run.turn.groups, *run.turn.member_groups]  # in a channel, every member's rule
-        # a group of theirs is an audience where a passage is written for it ("engineering")
-        written_for = frozenset(a for p in passages for a in p.audience)
-        mine = frozenset().union(*(audiences_of(g, written_for) for g in readers))
-        asker = asked_for(run.question, mine, written_for)
+        asker = readers_audiences(passages, readers, run.question)
         draft = (
             await self.reasoner.answer(
                 run.question,

@@ -85,14 +85,22 @@ def applies(audience: Iterable[str], asker: frozenset[str]) -> bool:
     return not audience or bool(audience & asker)
 
 
-def applicable(passages: Sequence[W], readers: Iterable[Iterable[str]], question: str) -> list[W]:
-    """The passages whose rule applies to the readers (the asker's groups; in a channel, every
-    member's) or to an audience the question names: one written for another audience gives way
-    when one for theirs (or for everyone) is there too. Every group the passages are written
-    for is an audience here."""
+def readers_audiences(
+    passages: Sequence[W], readers: Iterable[Iterable[str]], question: str
+) -> frozenset[str]:
+    """The audiences of the readers (the asker's groups; in a channel, every member's) and those
+    the question names. Every group the passages are written for is an audience here
+    ("engineering")."""
     written_for = frozenset(a for p in passages for a in p.audience)
     asker = frozenset().union(*(audiences_of(g, written_for) for g in readers))
-    asker = asked_for(question, asker, written_for)
+    return asked_for(question, asker, written_for)
+
+
+def applicable(passages: Sequence[W], readers: Iterable[Iterable[str]], question: str) -> list[W]:
+    """The passages whose rule applies to the readers or to an audience the question names
+    (``readers_audiences``): one written for another audience gives way when one for theirs (or
+    for everyone) is there too."""
+    asker = readers_audiences(passages, readers, question)
     if not asker:
         return list(passages)  # no audience is known to be the asker's: none gives way
     fits = [p for p in passages if applies(p.audience, asker)]

@@ -44,6 +44,12 @@ def _read(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
 
 
+def _found_in(xquad: Path, lang: str) -> dict[str, str]:
+    """Each question's id → the id of the paragraph that answers it."""
+    lines = (xquad / lang / "qrels_test.tsv").read_text().splitlines()[1:]
+    return dict(line.split("\t")[:2] for line in lines)
+
+
 def _article_file(title: str) -> str:
     return "corpus/" + re.sub(r"[^A-Za-z0-9._-]", "_", title) + ".md"
 
@@ -58,10 +64,7 @@ def write_sets(xquad: Path, out: Path) -> list[str]:
     for q_lang, d_lang in PAIRS:
         paragraphs = _read(xquad / d_lang / "corpus.jsonl")
         answers = {r["_id"]: r["answers"] for r in _read(xquad / d_lang / "queries.jsonl")}
-        found_in = dict(
-            line.split("\t")[:2]
-            for line in (xquad / q_lang / "qrels_test.tsv").read_text().splitlines()[1:]
-        )
+        found_in = _found_in(xquad, q_lang)
         articles: dict[str, list[dict]] = {}
         for p in paragraphs:
             articles.setdefault(p["title"], []).append(p)
@@ -110,12 +113,10 @@ def shift(xquad: Path) -> None:
     from ingest.embed import UseEmbedder
 
     use = UseEmbedder()
-    paragraphs = {p["_id"]: p["text"] for p in _read(xquad / "en" / "corpus.jsonl")}
-    titles = {p["_id"]: p["title"] for p in _read(xquad / "en" / "corpus.jsonl")}
-    found_in = dict(
-        line.split("\t")[:2]
-        for line in (xquad / "en" / "qrels_test.tsv").read_text().splitlines()[1:]
-    )
+    corpus = _read(xquad / "en" / "corpus.jsonl")
+    paragraphs = {p["_id"]: p["text"] for p in corpus}
+    titles = {p["_id"]: p["title"] for p in corpus}
+    found_in = _found_in(xquad, "en")
     english = {r["_id"]: r["text"] for r in _read(xquad / "en" / "queries.jsonl")}
     ids = [i for i in english if _split(_article_file(titles[found_in[i]])) == "train"]
     docs = use.embed([paragraphs[found_in[i]] for i in ids])
@@ -135,10 +136,7 @@ def _answering(xquad: Path, lang: str, ids: list[str]) -> dict[str, str]:
     from ingest.sentences import sentence_spans
 
     paragraphs = {p["_id"]: p["text"] for p in _read(xquad / lang / "corpus.jsonl")}
-    found_in = dict(
-        line.split("\t")[:2]
-        for line in (xquad / lang / "qrels_test.tsv").read_text().splitlines()[1:]
-    )
+    found_in = _found_in(xquad, lang)
     answers = {r["_id"]: r["answers"] for r in _read(xquad / lang / "queries.jsonl")}
     out = {}
     for i in ids:
@@ -160,10 +158,7 @@ def scale(xquad: Path, seed: int = 7) -> None:
     from ingest.minilm import MiniLMEmbedder
 
     titles = {p["_id"]: p["title"] for p in _read(xquad / "en" / "corpus.jsonl")}
-    found_in = dict(
-        line.split("\t")[:2]
-        for line in (xquad / "en" / "qrels_test.tsv").read_text().splitlines()[1:]
-    )
+    found_in = _found_in(xquad, "en")
     article = {i: titles[d] for i, d in found_in.items()}
     ids = [i for i in found_in if _split(_article_file(article[i])) == "train"]
     sentences = {lang: _answering(xquad, lang, ids) for lang in ("en", "zh", "ru")}

@@ -23,7 +23,6 @@ UnitKind = Literal["sentence", "row", "item", "label", "question"]
 
 _ITEM = re.compile(r"^\s*(?:[-–—•·▪*]|\d{1,2}[.)])\s+")
 _CELL = re.compile(r"^([^:·]{1,60}):\s*(.+)$")
-_NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+")
 _ENDS = re.compile(r"[.!?。！？:;)\]]$")
 _LABELLED = re.compile(r"([^:]{2,30}):\s*\S")  # a list item led by what it is about
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.I)
@@ -85,12 +84,13 @@ def _is_label(line: str, following: str, opens: bool = False) -> bool:
     and no item follows it: a numbered section's heading ("2. Getting there") kept as a line
     where small sections were joined into one passage."""
     words = line.split()
-    numbered_heading = opens and _NUMBERED.match(line) and not _ITEM.match(following)
+    item = _ITEM.match(line)
+    numbered_heading = bool(item) and line.lstrip()[:1].isdigit() and opens
     return (
         0 < len(words) <= 8
         and len(line) <= 60
         and not _ENDS.search(line)
-        and (not _ITEM.match(line) or bool(numbered_heading))
+        and (not item or (numbered_heading and not _ITEM.match(following)))
         and " · " not in line
     )
 

@@ -57,21 +57,15 @@ def test_a_value_and_an_extreme_are_read():
         ("who", "Requests above 1,000 EUR are approved by the engaging manager.", True),
         ("who", "The ticket was raised by Jonas Richter.", True),
         ("who", "Summary: CSV export times out for large ticket volumes.", False),
-    ],
-)
-def test_a_unit_holds_the_kind_of_answer(kind, text, ok):
-    assert matches_kind(kind, text) is ok
-
-
-@pytest.mark.parametrize(
-    "kind, text, ok",
-    [
         # a year answers "when" as a date does, in any language; an amount is no year
         ("date", "The lighthouse was first lit in 1832 and rebuilt after the storm.", True),
         ("date", "Маяк впервые зажгли в 1832 году.", True),
         ("date", "灯塔于 1832 年首次点亮。", True),
         ("date", "Most of the mills closed in the 1970s.", True),
         ("date", "Weaving stayed a cottage trade until the 18th century.", True),
+        ("date", "Маяк построили в XIX веке.", True),  # a century, in its own words
+        ("date", "Маяк збудували в дев'ятнадцятому столітті.", True),
+        ("date", "灯塔建于十九世纪。", True),
         ("date", "Claims of up to 1500 EUR are paid by the office.", False),
         ("date", "The ferry covers 2000 km a season.", False),
         ("date", "The guild had 1,832 members.", False),
@@ -87,7 +81,7 @@ def test_a_unit_holds_the_kind_of_answer(kind, text, ok):
         ("who", "灯塔由工程师王海设计。", True),
     ],
 )
-def test_a_unit_holds_the_kind_of_answer_in_other_scripts_and_eras(kind, text, ok):
+def test_a_unit_holds_the_kind_of_answer(kind, text, ok):
     assert matches_kind(kind, text) is ok
 
 
@@ -96,6 +90,8 @@ def test_a_question_word_is_read_as_a_word_not_inside_another():
     assert asks("Кому принадлежал маяк?").kind == "who"
     assert asks("Насколько широко известен маяк?").kind == "any"  # to what extent, no count
     assert asks("灯塔几乎被毁了吗？").kind != "number"  # 几乎: almost
+    assert asks("Чи можна нехтувати цим правилом?").kind != "who"  # "хто" inside "нехтувати"
+    assert asks("Наскільки відомий маяк?").kind == "any"
     # "when" opening a clause before the question word asks no date
     assert asks("When the river floods, what is the lower town called?").kind == "any"
     assert asks("When did the river flood, and why?").kind == "date"

@@ -63,6 +63,7 @@ class Scored:
     kind_ok: bool = True  # holds the kind of answer asked for
     named: bool = False  # a table row whose first cell the question names ("London", "L4")
     context: frozenset[str] = frozenset()  # its tokens with its label's and breadcrumbs'
+    worded: float = 0.0  # what the question's words it says in its own language added
 
 
 @dataclass
@@ -79,6 +80,8 @@ class Extract:
     question: str = ""
     asked: dict[str, float] = field(default_factory=dict)  # every key term, unseen ones too
     units: list[Unit] = field(default_factory=list)  # every unit of the passages, in order
+    # share of the key terms' weight no unit in another language says in its own (0 when none is)
+    unseen_across: float = 0.0
 
 
 def _tokens(text: str, lang: str) -> frozenset[str]:

@@ -51,6 +51,13 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
     return unit
 
 
+# the languages the multilingual Universal Sentence Encoder was trained on, as its authors list
+# them (Yang et al., 2019): in another one ("uk") its vectors place a text near little in particular
+USE_LANGUAGES = frozenset(
+    {"ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "zh"}
+)
+
+
 class UseEmbedder:
     """Multilingual Universal Sentence Encoder (numpy only): the cross-lingual vector.
 

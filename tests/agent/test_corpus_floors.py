@@ -50,10 +50,11 @@ XQUAD_FLOORS: dict[str, dict[str, float]] = {
     "xquad_ru_ru": {"answered_correctly": 0.56, "citation": 0.9, "over_refusal": 0.38},
     # correct 0.75, citation 1.0, over-refusal 0.125
     "xquad_zh_zh": {"answered_correctly": 0.68, "citation": 0.9, "over_refusal": 0.19},
-    # correct 0.25, citation 1.0, over-refusal 0.5625
-    "xquad_zh_en": {"answered_correctly": 0.18, "citation": 0.9, "over_refusal": 0.63},
-    # correct 0.25, citation 1.0, over-refusal 0.625
-    "xquad_ru_en": {"answered_correctly": 0.18, "citation": 0.9, "over_refusal": 0.69},
+    # correct 0.3125, citation 1.0, over-refusal 0.5625 (0.25 before the question's words were
+    # read across languages)
+    "xquad_zh_en": {"answered_correctly": 0.25, "citation": 0.9, "over_refusal": 0.63},
+    # correct 0.375, citation 1.0, over-refusal 0.625 (0.25 before)
+    "xquad_ru_en": {"answered_correctly": 0.31, "citation": 0.9, "over_refusal": 0.69},
     # the dev and test articles' questions over the train articles alone: refusal 0.9375, 1.0,
     # 0.875
     "xquad_zh_zh_silent": {"refusal": 0.87},

@@ -141,6 +141,14 @@ def on_english_scale(sim: float, q_lang: str, cross: bool) -> float:
     return C.use_on_minilm_slope * sim + C.use_on_minilm_offset
 
 
+def named_floor(latin: tuple[str, ...], unit: Unit, meaning: float) -> float:
+    """What a unit in another language than the question scores at least when it writes every
+    name the question writes in Latin letters ("Smart Inbox"); -1 when it does not."""
+    if names_all(latin, f"{unit.label} {unit.text}") < 1.0:
+        return -1.0
+    return C.cross_named + C.cross_named_meaning * meaning
+
+
 def _ranges(unit: Unit, lang: str) -> list[Range]:
     """The ranges a unit states; in a table row, a cell's bare figures are in the currency its
     header names ("Order value (EUR, net): 10,001 - 50,000")."""
@@ -372,9 +380,8 @@ def score_units(
         )
         m = C.meaning_share
         base = meaning if cross or not weights else (1 - m) * lexical + m * meaning
-        if cross and names_all(latin, f"{unit.label} {unit.text}") == 1.0:
-            # it names what the question names in Latin
-            base = max(base, C.cross_named + C.cross_named_meaning * meaning)
+        if cross:  # it may name what the question names in Latin
+            base = max(base, named_floor(latin, unit, meaning))
         if asks.kind in ("any", "how") and len(toks - q_tokens) <= 1 and not unit.cells:
             # "Fixed in hotfix v2.3.1." only says the question back: it tells nothing
             base -= C.says_back_cost

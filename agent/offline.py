@@ -34,6 +34,7 @@ from agent.extract import (
     closeness,
     fits_value,
     heading,
+    named_floor,
     newest_first,
     score_units,
     similar,
@@ -326,11 +327,7 @@ class OfflineReasoner:
             lexical = (own * said(text, s.tokens) + (1 - own) * said(context, s.context)) / total
             # scored by meaning alone so far (or as naming what the question names in Latin
             # letters): now as a unit in the question's language is
-            floor = (
-                C.cross_named + C.cross_named_meaning * s.meaning
-                if latin and names_all(latin, f"{s.unit.label} {s.unit.text}") == 1.0
-                else -1.0
-            )
+            floor = named_floor(latin, s.unit, s.meaning)
             s.worded = max(m * s.meaning + (1 - m) * lexical, floor) - max(s.meaning, floor)
             s.score += s.worded
             s.lexical = lexical
@@ -856,12 +853,8 @@ class OfflineReasoner:
         if not missing or extract.lang != "en" or "minilm" not in self._embedders:
             return missing
         surface = {
-            t: [
-                w.lower()
-                for w in re.findall(r"[^\W_][\w'-]*", extract.question)
-                if t in tokenize(w)
-            ]
-            for t in missing
+            t: [w.lower() for w in ws]
+            for t, ws in _surface_words(extract.question, extract.lang, missing).items()
         }
         own = self._own_words(text, [])
         if not own:

@@ -305,7 +305,7 @@ def score_units(
     asker: frozenset[str],
     embed: Callable[[str, list[str]], list[float]] | None = None,
 ) -> Extract:
-    all_weights = stats.key_terms(question, asks.lang)
+    all_weights = stats.key_terms(question, asks.lang, C.situation_share)
     if (
         asks.quantity is not None
     ):  # "five hours", "50k": the value is matched as a value, not a word

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.phrasing import alternation, pattern
+from agent.terms import SITUATED
 from agent.turns import Message
 from agent.values import quantities
 from ingest.languages import detect_lang, tokenize
@@ -112,7 +113,7 @@ def _merge(previous: str, message: str) -> str:
                 + merged[old.end :]
             )
     rest = _opens().sub("", message).strip(" ,，、")
-    return f"{merged.rstrip(' ?？.')} — {rest}" if rest else merged
+    return f"{merged.rstrip(' ?？.')}{SITUATED}{rest}" if rest else merged
 
 
 # "a P2 ticket", "the deposit for a flat", "my laptop": what an earlier question was about

@@ -55,7 +55,7 @@ from agent.reasoning import (
     ToolShelf,
 )
 from agent.scope import applies, unit_audience
-from agent.terms import TermStats, coverage, is_question_word
+from agent.terms import SITUATED, TermStats, coverage, is_question_word
 from agent.turns import Message
 from agent.units import Unit
 from agent.values import quantities
@@ -139,7 +139,7 @@ def _asked_and_answered(question: str) -> list[str]:
 def _one_of(planned: str, replied: Sequence[str]) -> bool:
     """Whether a planned part is one of the questions the asker answered in the message (its
     question after any lead; either may be the other's start: a long part is cut to a query)."""
-    asked = planned.rpartition(" — ")[2].rstrip(" ?？")
+    asked = planned.rpartition(SITUATED)[2].rstrip(" ?？")
     return bool(asked) and any(asked.startswith(r) or r.startswith(asked) for r in replied)
 
 
@@ -416,7 +416,7 @@ class OfflineReasoner:
             if len(tokenize(q)) < 3 or pattern("anaphora").search(q):
                 # "What should I do?", "by when must I use them?" need what they refer to
                 lead = context or (parts[0] if k else "")
-                out.append(f"{lead} — {q}?" if lead else f"{q}?")
+                out.append(f"{lead}{SITUATED}{q}?" if lead else f"{q}?")
                 continue
             lacking = [n for n in names if n.lower() not in f"{q} {amount}".lower()]
             lacking = lacking if not _names(q) else []
@@ -433,7 +433,7 @@ class OfflineReasoner:
         closest sentence is (a fact is often one sentence of a long chunk)."""
         q_lang = detect_lang(question)
         stats = self.stats
-        weights = stats.key_terms(question, q_lang)
+        weights = stats.key_terms(question, q_lang, C.situation_share)
         never = set(stats.unseen(weights))
         seen = {t: w for t, w in weights.items() if t not in never}
         grades = []
@@ -671,7 +671,7 @@ class OfflineReasoner:
         alternative = replace(extract, ranked=fresh)
         if not fresh or not self._answers(alternative, wants):
             return extract
-        own = extract.question.rsplit(" — ", 1)[-1]
+        own = extract.question.rsplit(SITUATED, 1)[-1]
         terms = set(tokenize(own, extract.lang)) & set(extract.weights)
 
         def says(s: Scored) -> float:
@@ -946,7 +946,7 @@ class OfflineReasoner:
         """What the support check weighs: shared key terms and closeness in meaning."""
         stats = self.stats
         q_lang = detect_lang(question)
-        weights = stats.key_terms(question, q_lang)
+        weights = stats.key_terms(question, q_lang, C.situation_share)
         quotes = [s for s in draft.sentences if not s.note]
         cited = [passages[i] for s in quotes for i in s.sources if 0 <= i < len(passages)]
         tokens = set(tokenize(" ".join(s.text for s in quotes))) | {

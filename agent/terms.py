@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 
 from agent import spelling
+from agent.phrasing import pattern
 from agent.spelling import Speller
 from ingest import languages
 from ingest.languages import CJK_CHARS, tokenize
@@ -57,6 +58,9 @@ _OTHER_QUESTION_WORDS = {
 _SCRIPT_LANGS = {"latin": ("en", "de"), "cyrillic": ("uk", "ru"), "cjk": ("zh", "ja")}
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _CJK = re.compile(f"[{CJK_CHARS}]")
+# what joins a part of a message to what leads it: the asker's situation (``OfflineReasoner.plan``)
+# or the question a follow-up follows (``agent.followups``)
+SITUATED = " — "
 
 
 def _script(term: str) -> str:
@@ -172,8 +176,16 @@ class TermStats:
         d = self.df.get(term, 0)
         return math.log(1 + (self.n_docs - d + 0.5) / (d + 0.5))
 
-    def key_terms(self, question: str, lang: str | None = None) -> dict[str, float]:
-        """Question terms with their IDF weight, question words removed."""
+    def key_terms(
+        self, question: str, lang: str | None = None, situation: float | None = None
+    ) -> dict[str, float]:
+        """Question terms with their IDF weight, question words removed. With ``situation``, a
+        part led by what came before it — the asker's situation ("I am 29, I live in Leeds and
+        I keep bees — do I qualify?") or the question a follow-up follows — weighs the words
+        only the lead holds together at most ``situation`` times the part's own: the lead says
+        which case the asker is in, the part what is asked, and a long story outweighed it. A
+        part that points back at the lead ("… — does the company pay for any of that?") is
+        about it, and weighs it whole."""
         terms = [
             t
             for t in tokenize(question, lang)
@@ -183,7 +195,19 @@ class TermStats:
         # weighed once, as the whole word, or it would outweigh the rest of the question
         whole = [t for t in dict.fromkeys(terms) if _CJK.search(t)]
         parts = {t for t in whole if any(t != w and t in w for w in whole)}
-        return {t: self.idf(t) for t in dict.fromkeys(terms) if t not in parts}
+        weights = {t: self.idf(t) for t in dict.fromkeys(terms) if t not in parts}
+        _, sep, asked = question.rpartition(SITUATED)
+        if not sep or situation is None:
+            return weights
+        own = set(tokenize(asked, lang)) & weights.keys()
+        if not own or pattern("anaphora").search(asked):
+            # "— yes, I am" asks nothing of its own, and "— does the company pay for any of
+            # that?" asks about the story itself: there the lead is the question
+            return weights
+        lead_total = sum(w for t, w in weights.items() if t not in own)
+        own_total = sum(weights[t] for t in own)
+        share = min(1.0, situation * own_total / lead_total) if lead_total else 1.0
+        return {t: w if t in own else w * share for t, w in weights.items()}
 
     def unseen(self, terms: Iterable[str]) -> list[str]:
         """Terms no indexed chunk contains (digits excepted: numbers are often phrased differently)."""

@@ -89,3 +89,17 @@ def test_a_follow_up_the_asker_answered_answers_the_question_it_conditions(assis
         "Which vaccinations does a glimber need?",
     )
     assert later.status == "partial" and "vaccinations" in later.text, later.text
+
+
+def test_a_long_situation_does_not_outweigh_the_short_question_it_leads(assistant):
+    """A message that tells its case at length and then asks briefly: the situation's words
+    ("winter ferry", "mainland", "7:15") are found in another document, and weighed as much as
+    the question's own they chose the timetable. The question ("renew my licence") says what is
+    asked; the situation weighs no more than it."""
+    a = ask(
+        assistant,
+        "Every winter morning I take the ferry from the mainland at 7:15 and come back at "
+        "16:40 to feed my glimbers. Can I renew my licence?",
+    )
+    assert a.status == "answered" and "30 days" in a.text, (a.status, a.text)
+    assert "16:40" not in a.text, a.text

@@ -119,3 +119,48 @@ def test_the_answer_loops_statistics_follow_an_edit_that_keeps_the_count(tmp_pat
         assert _LazyStats(index, cache=cache)().df[word] == 1
     finally:
         index.close()
+
+
+FERRY_AND_LICENCE = [
+    "The winter ferry to the island leaves the mainland at 7:15 every morning.",
+    "A glimber keeping licence can be renewed at the island office.",
+    "The island office opens at nine.",
+]
+
+
+def test_a_long_lead_weighs_no_more_than_the_part_it_leads():
+    """The asker's story before a short question ("… — can I renew my licence?") says which
+    case they are in; its words together weigh at most ``situation`` times the question's."""
+    stats = TermStats.from_texts(FERRY_AND_LICENCE)
+    message = "Each winter morning I take the ferry from the mainland to my glimbers — Can I renew my licence?"
+    own = {"renew", "licenc"}
+    plain = stats.key_terms(message, "en")
+    assert own <= plain.keys()
+    assert sum(w for t, w in plain.items() if t not in own) > sum(plain[t] for t in own)
+    for share in (0.5, 1.0):
+        capped = stats.key_terms(message, "en", situation=share)
+        assert capped.keys() == plain.keys()
+        assert {t: capped[t] for t in own} == {t: plain[t] for t in own}
+        lead = sum(w for t, w in capped.items() if t not in own)
+        assert lead == pytest.approx(share * sum(plain[t] for t in own))
+
+
+def test_a_part_with_no_word_of_its_own_leaves_its_lead_as_the_question():
+    """ "… — yes, I am" asks nothing itself: the lead is what is asked, weighed whole."""
+    stats = TermStats.from_texts(FERRY_AND_LICENCE)
+    message = "Can I renew my glimber keeping licence at the island office — yes, I am"
+    assert stats.key_terms(message, "en", situation=1.0) == stats.key_terms(message, "en")
+
+
+def test_a_short_lead_keeps_its_weight():
+    """A lead that weighs less than the part it leads is not raised to it."""
+    stats = TermStats.from_texts(FERRY_AND_LICENCE)
+    message = "My licence — When does the winter ferry leave the mainland?"
+    assert stats.key_terms(message, "en", situation=1.0) == stats.key_terms(message, "en")
+
+
+def test_a_part_that_points_back_at_its_lead_weighs_the_lead_whole():
+    """ "… — Does the office pay for any of that?": "that" is the story; the story is asked."""
+    stats = TermStats.from_texts(FERRY_AND_LICENCE)
+    message = "Each winter morning I take the ferry from the mainland to my glimbers — Does the office pay for any of that?"
+    assert stats.key_terms(message, "en", situation=1.0) == stats.key_terms(message, "en")

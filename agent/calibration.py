@@ -99,6 +99,9 @@ class Calibration:
     # --- choosing the units of an answer (extract.choose), by hand on the golden set
     max_units = 3  # what a chat reply can hold
     max_list = 6  # a list a sentence introduces is given whole up to this many items
+    # a sentence that points back with its first word ("This …") or a phrase a comma closes
+    # within this many words ("In that case, …") is quoted with the one before it
+    opening_words = 3
     adds_at = 0.12  # a unit near the best joins it when it adds this share of the key terms
     near_best_at = 0.8  # … and scores at least this share of the best's score
     following_at = 0.5  # the sentence after the best joins it above this share of its score

@@ -35,7 +35,7 @@ from agent.followups import resolve
 from agent.messages import quote_list, say
 from agent.passages import Passage, one_of_each
 from agent.phrasing import pattern
-from agent.reasoning import Draft, Grade, Reasoner, Route
+from agent.reasoning import Draft, Grade, Reasoner, Route, Sentence
 from agent.recall import filed
 from agent.scope import applicable, audiences_of, readers_audiences
 from agent.second_source import Fallback
@@ -700,11 +700,18 @@ def _compose(run: Run, draft: Draft, passages: list[Passage], answered: bool) ->
     searched = list(dict.fromkeys(run.subquestions or [run.question]))
     notes = " ".join(run.notes)
     if answered:
+        # a passage quoted by several sentences is cited at the one that answers best: a sentence
+        # quoted for what it points back at ("After that, …") comes first but answers less
+        best: dict[int, Sentence] = {}
+        for s in draft.sentences:
+            for i in s.sources:
+                if not s.note and (i not in best or (s.score or 0) > (best[i].score or 0)):
+                    best[i] = s
         lines = []
         for s in draft.sentences:
             numbers = [
                 # a note (a conflict, a conclusion) is our text: its sources are quoted as found
-                cite(passages[i], passages[i].body if s.note else s.text)
+                cite(passages[i], passages[i].body if s.note else best[i].text)
                 for i in s.sources
                 if 0 <= i < len(passages)
             ]

@@ -248,3 +248,33 @@ def test_a_line_that_only_points_to_an_address_is_never_the_answer():
     assert chosen("Where are refunds asked for?", [desk]) == [
         "Refunds are asked for at https://harbour.example/refunds within a week."
     ]
+
+
+KILN = passage(
+    "studio/kiln.md",
+    "Kiln Rules",
+    "2026-02-01",
+    "Members book the kiln by the shelf. "
+    "A firing that cracks is fired again once at no charge when the glaze sheet was followed. "
+    "After that, a member who wants another firing pays the shelf rate. "
+    "Glazes are kept in the back room.",
+    crumbs="Kiln Rules > 3. Failed firings",
+)
+
+
+def test_a_sentence_that_points_back_comes_with_the_one_it_points_at():
+    """ "After that, a member … pays the shelf rate" says nothing of when unless the sentence
+    before it is quoted too: "that" is the free second firing."""
+    texts = chosen("Who pays for another firing of a pot?", [KILN])
+    assert texts[:2] == [
+        "A firing that cracks is fired again once at no charge when the glaze sheet was followed.",
+        "After that, a member who wants another firing pays the shelf rate.",
+    ], texts
+
+
+def test_a_sentence_that_names_its_subject_comes_alone():
+    """The rule sentence names what it is about: the one before it does not join for "that"
+    deep inside it."""
+    texts = chosen("When is a cracked firing fired again at no charge?", [KILN])
+    assert texts[0].startswith("A firing that cracks"), texts
+    assert "Members book the kiln by the shelf." not in texts, texts

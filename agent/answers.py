@@ -28,7 +28,7 @@ from agent.calibration import Calibration as C
 from agent.passages import Passage
 from agent.reasoning import Sentence
 from agent.terms import TermStats
-from agent.units import Unit, units_of
+from agent.units import Unit, points_back, units_of
 
 MAX_UNITS = 3  # quoted units per part of a question, lists aside: what a chat reply can hold
 MAX_LIST = 12  # items of one list quoted whole: more is a document to open, not a reply
@@ -140,6 +140,10 @@ def choose(ranked: list[Judged], answer_at: float) -> list[Judged]:
     if whole_list and intro is not None and len(items) <= MAX_LIST:
         return [by_place[(u.passage, u.order, u.text)] for u in (intro, *items)]
     chosen = [best]
+    # "After that, …" comes with the sentence it points at
+    before = next((s for s in ranked if points_back(best.unit, s.unit)), None)
+    if before is not None:
+        chosen.insert(0, before)
     for s in ranked[1:]:
         if len(chosen) >= MAX_UNITS or s.p < max(answer_at, LIKELY):
             break

@@ -32,7 +32,7 @@ from agent.questions import Asks, latin_names, matches_kind, names_all, required
 from agent.reasoning import Sentence
 from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
-from agent.units import Unit, units
+from agent.units import Unit, points_back, units
 from agent.values import (
     CURRENCIES,
     Range,
@@ -610,21 +610,6 @@ def _whole_list(
     return [s for s in found if s is not None]
 
 
-def _points_back(first: Scored, before: Scored) -> bool:
-    """``first`` is a sentence that opens by pointing at what the sentence before it says ("After
-    that, …", "This does not apply if …", "They must …"): quoted alone, its subject is lost."""
-    words = first.unit.text.split()
-    # its first word ("This", "They"), or the phrase a comma closes early ("In that case,"): a
-    # "that" further in is a relative pronoun ("A firing that cracks …")
-    lead = next((k for k, w in enumerate(words[: C.opening_words]) if w.endswith(",")), 0)
-    opening = " ".join(words[: lead + 1])
-    return (
-        first.unit.kind == before.unit.kind == "sentence"
-        and before.unit.line in (first.unit.line, first.unit.line - 1)
-        and bool(pattern("points_back").search(opening))
-    )
-
-
 def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Scored]:
     """The units of the answer: the best (or the extreme asked for), what continues it, and what
     covers a part of the question not covered yet; at most three, none saying the same."""
@@ -653,7 +638,7 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         if len(steps) > 1:
             return steps
     before = by_place.get((first.unit.passage, first.unit.order - 1))
-    if before is not None and _points_back(first, before):
+    if before is not None and points_back(first.unit, before.unit):
         # "After that, you pay the rent yourself" says nothing without what "that" is
         chosen.insert(0, before)
     following = by_place.get((first.unit.passage, first.unit.order + 1))

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agent.calibration import Calibration as C
 from agent.passages import Passage
+from agent.phrasing import pattern
 from ingest.chunk import is_record
 from ingest.languages import CJK
 from ingest.sentences import sentences
@@ -143,3 +145,20 @@ def units_of(passage: Passage, index: int, sentence_model: str = "") -> list[Uni
 
 def units(passages: Sequence[Passage], sentence_model: str = "") -> list[Unit]:
     return [u for i, p in enumerate(passages) for u in units_of(p, i, sentence_model)]
+
+
+def points_back(unit: Unit, before: Unit) -> bool:
+    """``unit`` is a sentence that opens by pointing at what ``before``, the sentence before it,
+    says ("After that, …", "This does not apply if …", "They must …"): quoted alone, its subject
+    is lost."""
+    words = unit.text.split()
+    # its first word ("This", "They"), or the phrase a comma closes early ("In that case,"): a
+    # "that" further in is a relative pronoun ("A firing that cracks …")
+    lead = next((k for k, w in enumerate(words[: C.opening_words]) if w.endswith(",")), 0)
+    return (
+        unit.kind == before.kind == "sentence"
+        and before.passage == unit.passage
+        and before.order == unit.order - 1
+        and before.line in (unit.line, unit.line - 1)
+        and bool(pattern("points_back").search(" ".join(words[: lead + 1])))
+    )

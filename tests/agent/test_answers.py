@@ -97,6 +97,26 @@ def test_others_more_likely_than_not_to_answer_join_the_best_at_most_three() -> 
     assert not any(t.startswith("pick") for t in texts)  # under even odds: left out
 
 
+KILN = passage(
+    "Members book the kiln by the shelf. A firing that cracks is fired again once at no charge. "
+    "After that, a member who wants another firing pays the shelf rate."
+)
+
+
+def test_a_sentence_that_points_back_is_quoted_after_the_one_it_points_at() -> None:
+    """The model's best unit "After that, …" says nothing of what "that" is: the sentence
+    before it comes first, though the model finds it unlikely to answer alone."""
+    ranked = scored([KILN], {"After that": 0.8, "A firing": 0.1})
+    assert [s.unit.text for s in choose(ranked, answer_at=0.5)] == [
+        "A firing that cracks is fired again once at no charge.",
+        "After that, a member who wants another firing pays the shelf rate.",
+    ]
+    ranked = scored([KILN], {"A firing": 0.8})  # "that" inside a sentence points at nothing
+    assert [s.unit.text for s in choose(ranked, answer_at=0.5)] == [
+        "A firing that cracks is fired again once at no charge."
+    ]
+
+
 def test_a_table_row_gives_each_cell_beside_the_row_name() -> None:
     grid = passage(
         "Tier: Bronze · Seats: 5 · Support: email\nTier: Gold · Seats: 50 · Support: phone"

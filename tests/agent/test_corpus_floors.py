@@ -41,8 +41,9 @@ FLOORS: dict[str, dict[str, float]] = {
     "doc2dial": {"answered_correctly": 0.18, "citation": 0.75, "over_refusal": 0.19},
     # correct 0.625, citation 1.0, refusal 0.75, over-refusal 0.333
     "mtrag": {"answered_correctly": 0.56, "citation": 0.85, "refusal": 0.5, "over_refusal": 0.42},
-    # correct 0.688, citation 1.0, over-refusal 0.25
-    "or_sharc": {"answered_correctly": 0.62, "citation": 0.9, "over_refusal": 0.32},
+    # correct 0.813, citation 1.0, over-refusal 0.188 (at 0755872: a long situation before a
+    # short question weighs no more than the question; 0.75 and 0.25 at 23cc958)
+    "or_sharc": {"answered_correctly": 0.78, "citation": 0.9, "over_refusal": 0.22},
 }
 # XQuAD's sets, measured the same way at 66d03b9 (16 questions each)
 XQUAD_FLOORS: dict[str, dict[str, float]] = {

@@ -151,14 +151,19 @@ def points_back(unit: Unit, before: Unit) -> bool:
     """``unit`` is a sentence that opens by pointing at what ``before``, the sentence before it,
     says ("After that, …", "This does not apply if …", "They must …"): quoted alone, its subject
     is lost."""
-    words = unit.text.split()
+    # Chinese and Japanese are written without spaces: there a character is the step
+    cjk = bool(CJK.search(unit.text))
+    words = list(unit.text.strip()) if cjk else unit.text.split()
     # its first word ("This", "They"), or the phrase a comma closes early ("In that case,"): a
     # "that" further in is a relative pronoun ("A firing that cracks …")
-    lead = next((k for k, w in enumerate(words[: C.opening_words]) if w.endswith(",")), 0)
+    lead = next(
+        (k for k, w in enumerate(words[: C.opening_words]) if w.endswith((",", "，", "、"))),
+        C.opening_words - 1 if cjk else 0,
+    )
     return (
         unit.kind == before.kind == "sentence"
         and before.passage == unit.passage
         and before.order == unit.order - 1
         and before.line in (unit.line, unit.line - 1)
-        and bool(pattern("points_back").search(" ".join(words[: lead + 1])))
+        and bool(pattern("points_back").search(("" if cjk else " ").join(words[: lead + 1])))
     )

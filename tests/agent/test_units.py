@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.units import units_of
+from agent.units import points_back, units_of
 from tests.agent.made_up import passage
 
 
@@ -34,3 +34,24 @@ def test_a_numbered_list_stays_a_list():
     kinds = _kinds(body)
     assert all(k == "item" for k, _ in kinds[1:])
     assert ("item", "Wait for the reply") in kinds
+
+
+def _pairs(body: str) -> list[bool]:
+    """For each sentence after the first, whether it points back at the one before it."""
+    found = units_of(passage("kiln.md", "Kiln", "2026-01-01", body), 0)
+    return [points_back(u, b) for b, u in zip(found, found[1:], strict=False)]
+
+
+def test_a_sentence_that_opens_by_pointing_back_points_at_the_one_before():
+    body = (
+        "A cracked firing is fired again once for free. After that, the shelf rate applies. "
+        "A firing that cracks twice is not fired again."
+    )
+    assert _pairs(body) == [True, False]  # "that" after the first words is no pointer
+
+
+def test_in_chinese_only_the_opening_points_back():
+    """Written without spaces, a sentence is no list of words: a pronoun in its middle ("它")
+    points at nothing before it; one that opens it does."""
+    body = "窑炉每周四装窑。它由工作室负责人操作。会员把作品放在它旁边的推车上。"
+    assert _pairs(body) == [True, False]

@@ -11,13 +11,15 @@ is answered as a question like any other.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
+from agent.calibration import Calibration as C
 from agent.messages import say
 from agent.passages import Passage
 from agent.phrasing import pattern, rules
 from agent.tools import TurnTools
 from agent.turns import Citation, quoted
-from ingest.languages import detect_lang, tokenize
+from ingest.languages import CJK, detect_lang, tokenize
 
 MAX_OUTLINE = 12  # sections listed; the rest are counted
 
@@ -51,6 +53,52 @@ def find_document(tools: TurnTools, name: str) -> list[Passage]:
         if sections and wanted <= _words(sections[0].title) | _words(_file_name(doc_id)):
             return sections
     return []
+
+
+def documents_titled(text: str, passages: Sequence[Passage]) -> list[str]:
+    """The documents among ``passages`` whose title the message writes ("acme.com privacy
+    policy: do you sell my data?", "does the travel policy cover taxis?"): what it asks is asked
+    of them, not of another document that shares its words. The title's words, in any order and
+    ending, stand together (``Calibration.title_gap``): spread over a sentence they do not name it
+    ("this form can be uploaded through HPOS" does not name "Form upload in HPOS"), and a title
+    of one word is a topic, not a name (``Calibration.title_words``). A title inside
+    a longer one the message writes names only the longer ("the expense policy for contractors"
+    is not also "Expense Policy")."""
+    lang = detect_lang(text)
+    said = [_word(w, lang) for w in re.findall(r"\w+", text)]
+    titled: dict[str, set[str]] = {}
+    for p in passages:
+        words = _words(p.title)
+        if p.doc_id in titled or len(words) < C.title_words:
+            continue
+        if CJK.search(p.title) and p.title.strip() in text or _together(p.title, words, said):
+            titled[p.doc_id] = words
+    return [d for d, w in titled.items() if not any(w < other for other in titled.values())]
+
+
+def _word(word: str, lang: str) -> str:
+    """A word as the title's are compared: its stem, or itself when it is a stop word."""
+    return next(iter(tokenize(word, lang)), word.lower())
+
+
+def _together(title: str, words: set[str], said: list[str]) -> bool:
+    """Every word of ``words`` in one run of ``said`` with at most ``title_gap`` other words
+    between two of them; the title's own stop words ("for" in "Expense Policy for
+    Contractors") are not counted as between."""
+    lang = detect_lang(title)
+    glue = {_word(w, lang) for w in re.findall(r"\w+", title)} - words
+    kept = [w for w in said if w not in glue]
+    run: set[str] = set()
+    last = -len(kept) - 2
+    for i, word in enumerate(kept):
+        if word in words:
+            if i - last > C.title_gap + 1:
+                run = set()
+            run.add(word)
+            last = i
+            if run >= words:
+                return True
+    return False
 
 
 def _file_name(doc_id: str) -> str:

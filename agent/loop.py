@@ -28,7 +28,7 @@ from workflows import Workflow, step
 from workflows.events import Event, StartEvent, StopEvent
 
 from agent.conclusions import tool_passage
-from agent.document_requests import asked_document, find_document, outline
+from agent.document_requests import asked_document, documents_titled, find_document, outline
 from agent.drafts import Drafting
 from agent.fallback_reasoner import take_llm_fallback
 from agent.followups import resolve
@@ -93,6 +93,9 @@ class Run:
     # the document the conversation so far is about: searched beside the whole index, and every
     # other passage the answer step reads is its
     topic: str = ""
+    # the documents the message names by their whole title: searched beside the whole index, and
+    # the answer step reads only theirs when it found any
+    named: list[str] = field(default_factory=list)
     trace: list[TraceStep] = field(default_factory=list)
     telemetry: TurnTelemetry | None = None  # the turn's span and metrics; None records nothing
     # Told the answer's text as it is written; the turn's first answer only (a draft after another
@@ -357,9 +360,11 @@ class AnswerLoop(Workflow):
         results = await asyncio.gather(
             *(asyncio.to_thread(run.tools.search_docs, q) for q in queries)
         )
-        if run.topic:
+        if run.round == 1:
+            run.named = documents_titled(run.question, [p for found in results for p in found])
+        for doc_id in run.named or ([run.topic] if run.topic else []):
             found = await asyncio.gather(
-                *(asyncio.to_thread(run.tools.search_within, q, run.topic) for q in queries)
+                *(asyncio.to_thread(run.tools.search_within, q, doc_id) for q in queries)
             )
             results = [[*w, *r] for r, w in zip(results, found, strict=True)]
         hits = 0
@@ -369,7 +374,13 @@ class AnswerLoop(Workflow):
             for p in passages:
                 pool.setdefault(p.chunk_id, p)
             hits += len({p.chunk_id for p in passages})
-        within = f"also within {run.topic}, the conversation's document" if run.topic else ""
+        within = (
+            f"also within {', '.join(run.named)}, which the question names"
+            if run.named
+            else f"also within {run.topic}, the conversation's document"
+            if run.topic
+            else ""
+        )
         run.record("search", t0, reason=within, queries=queries, hits=hits)
         return GradeEvent(run=run)
 
@@ -613,17 +624,21 @@ def _ranked(run: Run, sq: str) -> list[Passage]:
 
 
 def _selected(run: Run) -> list[Passage]:
-    """Strongest first, off-topic never, at most ~8, shared fairly between sub-questions; in a
-    conversation, its document's passages take every other place (``_alternating``)."""
+    """Strongest first, off-topic never, at most ~8, shared fairly between sub-questions; only
+    the documents the message names, when any of theirs was found; in a conversation, its
+    document's passages take every other place (``_alternating``)."""
     per_sq = [
         one_of_each(
             _alternating(
-                [
-                    p
-                    for p in _ranked(run, sq)
-                    if run.grades.get(sq, {}).get(p.chunk_id)
-                    and run.grades[sq][p.chunk_id].label != "off_topic"
-                ],
+                _of_named(
+                    run.named,
+                    [
+                        p
+                        for p in _ranked(run, sq)
+                        if run.grades.get(sq, {}).get(p.chunk_id)
+                        and run.grades[sq][p.chunk_id].label != "off_topic"
+                    ],
+                ),
                 run.topic,
             )
         )
@@ -635,6 +650,14 @@ def _selected(run: Run) -> list[Passage]:
             if rank < len(ranked) and len(chosen) < MAX_PASSAGES:
                 chosen.setdefault(ranked[rank].chunk_id, ranked[rank])
     return one_of_each(list(chosen.values()))  # rounds and sub-questions may find other copies
+
+
+def _of_named(named: list[str], ranked: list[Passage]) -> list[Passage]:
+    """Only the passages of the documents the message names by title, if it names any and any
+    of theirs is here: "acme.com privacy policy: do you sell my data?" is not answered from
+    another company's policy that says more of its words."""
+    theirs = [p for p in ranked if p.doc_id in named]
+    return theirs or ranked
 
 
 def _alternating(ranked: list[Passage], topic: str) -> list[Passage]:

@@ -35,8 +35,10 @@ FLOORS: dict[str, dict[str, float]] = {
     "squad2": {"answered_correctly": 0.37, "citation": 0.85, "refusal": 0.25, "over_refusal": 0.25},
     # correct 0.25, citation 1.0, over-refusal 0.533
     "conditionalqa": {"answered_correctly": 0.18, "citation": 0.85, "over_refusal": 0.6},
-    # correct 0.188, citation 0.8, over-refusal 0.063
-    "policyqa": {"answered_correctly": 0.12, "citation": 0.73, "over_refusal": 0.13},
+    # correct 0.188, citation 1.0, over-refusal 0.188 (since a question that names its document
+    # is answered from it: two answers from another site's policy are refused; citation 0.867
+    # and over-refusal 0.063 before)
+    "policyqa": {"answered_correctly": 0.12, "citation": 0.9, "over_refusal": 0.25},
     # correct 0.25, citation 0.857, over-refusal 0.125
     "doc2dial": {"answered_correctly": 0.18, "citation": 0.75, "over_refusal": 0.19},
     # correct 0.625, citation 1.0, refusal 0.75, over-refusal 0.333

@@ -67,12 +67,12 @@ def documents_titled(text: str, passages: Sequence[Passage]) -> list[str]:
     lang = detect_lang(text)
     said = [_word(w, lang) for w in re.findall(r"\w+", text)]
     titled: dict[str, set[str]] = {}
-    for p in passages:
-        words = _words(p.title)
-        if p.doc_id in titled or len(words) < C.title_words:
+    for doc_id, title in dict.fromkeys((p.doc_id, p.title) for p in passages):
+        words = _words(title)
+        if doc_id in titled or len(words) < C.title_words:
             continue
-        if CJK.search(p.title) and p.title.strip() in text or _together(p.title, words, said):
-            titled[p.doc_id] = words
+        if CJK.search(title) and title.strip() in text or _together(title, words, said):
+            titled[doc_id] = words
     return [d for d, w in titled.items() if not any(w < other for other in titled.values())]
 
 

@@ -1,12 +1,15 @@
-"""Made up for a test: a passage as the index returns it, and an assistant over documents."""
+"""Made up for a test: a passage as the index returns it, an assistant over documents, and a
+turn asked of it."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from agent.passages import Passage
+from agent.turns import Answer, Turn
 
 
 def passage(doc: str, title: str, updated: str, body: str, crumbs: str = "") -> Passage:
@@ -50,3 +53,8 @@ def assistant_over(
         yield build_assistant(deps)
     finally:
         deps.close()
+
+
+def ask(assistant: Any, text: str, groups: tuple[str, ...] = ("staff",)) -> Answer:
+    """One question of a made-up asker in ``groups``, answered by ``assistant``."""
+    return asyncio.run(assistant.answer(Turn(user_id="u1", text=text, groups=groups)))

@@ -5,12 +5,9 @@ uses. Made-up documents, the real index and the offline reasoner."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from agent.turns import Turn
-from tests.agent.made_up import assistant_over
+from tests.agent.made_up import ask, assistant_over
 
 # written to the reader ("you"), as rules usually are: no he, his, she or her
 LICENCE = """# Glimber keeping licence
@@ -37,10 +34,6 @@ def assistant(tmp_path_factory, embedders):
     files = {"licence.md": LICENCE, "ferry.md": FERRY, "_access.yaml": 'acl: ["*"]\n'}
     with assistant_over(files, tmp_path_factory, embedders) as made_up:
         yield made_up
-
-
-def ask(assistant, text: str):
-    return asyncio.run(assistant.answer(Turn(user_id="u1", text=text, groups=("staff",))))
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,9 @@ documents, the real index and the offline reasoner (no LLM, no mocks)."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from agent.turns import Turn
+from tests.agent import made_up
 from tests.agent.made_up import assistant_over, passage
 
 # two clubs' rules; the harbour club's says more of the question's words than the lakeside's
@@ -36,7 +34,7 @@ def assistant(tmp_path_factory, embedders):
 
 
 def ask(assistant, text: str):
-    return asyncio.run(assistant.answer(Turn(user_id="u1", text=text, groups=("rowers",))))
+    return made_up.ask(assistant, text, groups=("rowers",))
 
 
 def test_a_question_that_names_a_document_is_answered_from_it(assistant):

@@ -4,12 +4,9 @@ offline reasoner."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from agent.turns import Turn
-from tests.agent.made_up import assistant_over
+from tests.agent.made_up import ask, assistant_over
 
 KILN = """# Kiln rules
 
@@ -32,11 +29,7 @@ def assistant(tmp_path_factory, embedders):
 
 
 def test_the_sentence_pointed_at_is_quoted_first_and_the_answer_is_cited(assistant):
-    a = asyncio.run(
-        assistant.answer(
-            Turn(user_id="u1", text="Does a member pay for another firing?", groups=("staff",))
-        )
-    )
+    a = ask(assistant, "Does a member pay for another firing?")
     assert a.status == "answered", a.text
     before = a.text.index("fired again once at no charge")
     assert before < a.text.index("After that, a member who wants another firing"), a.text

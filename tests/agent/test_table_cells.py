@@ -3,11 +3,9 @@ Made-up documents, the real index and the offline reasoner."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from agent.turns import Turn
+from tests.agent import made_up
 from tests.agent.made_up import assistant_over
 
 BOATS = """# Boat hire on Lake Orvel
@@ -39,7 +37,7 @@ def assistant(tmp_path_factory, embedders):
 
 
 def ask(assistant, text: str) -> str:
-    answer = asyncio.run(assistant.answer(Turn(user_id="u1", text=text, groups=("staff",))))
+    answer = made_up.ask(assistant, text)
     assert answer.status == "answered", answer.text
     return answer.text
 

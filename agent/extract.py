@@ -304,6 +304,7 @@ def score_units(
     stats: TermStats,
     asker: frozenset[str],
     embed: Callable[[str, list[str]], list[float]] | None = None,
+    topic: str = "",
 ) -> Extract:
     all_weights = stats.key_terms(question, asks.lang, C.situation_share)
     if (
@@ -405,6 +406,8 @@ def score_units(
         )  # another ticket, office…
         if about:
             base += C.about_bonus
+        if topic and p.doc_id == topic:
+            base += C.conversation_bonus  # a follow-up is most often answered where it began
         if (pattern("examples").search(heads) or pattern("an_example").match(unit.text)) and not (
             pattern("examples").search(question) or about
         ):

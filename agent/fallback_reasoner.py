@@ -150,6 +150,7 @@ class FallbackReasoner:
         asker: frozenset[str] = frozenset(),
         said: str = "",
         draft: Drafting | None = None,
+        topic: str = "",
     ) -> Draft:
         """The primary's draft streams; a fallback's answer, whole at once, does not (the
         final answer replaces what the primary streamed before it failed)."""
@@ -163,6 +164,7 @@ class FallbackReasoner:
                 asker=asker,
                 said=said,
                 draft=draft if r is self.primary else None,
+                topic=topic,
             ),
         )
 

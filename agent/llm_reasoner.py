@@ -295,10 +295,12 @@ class LLMReasoner:
         asker: frozenset[str] = frozenset(),
         said: str = "",
         draft: Drafting | None = None,
+        topic: str = "",
     ) -> Draft:
         """Citations come back 1-based and leave 0-based. The passages are already scoped to the
         asker's audience (the loop's scope step), so ``asker`` is not needed here; the question
-        a follow-up became names what it asks, so ``said`` is not either."""
+        a follow-up became names what it asks, so ``said`` is not either; the conversation's
+        document (``topic``) takes every other place among the passages, so the model reads it."""
         reply = await self._ask(
             self.strong,
             AnswerReply,

@@ -541,6 +541,7 @@ class AnswerLoop(Workflow):
                 asker=asker,
                 said=run.said,
                 draft=run.take_draft(),
+                topic=run.topic,
             )
             if passages
             else Draft([], list(run.subquestions))

@@ -538,12 +538,15 @@ class OfflineReasoner:
         asker: frozenset[str] = frozenset(),
         said: str = "",
         draft: Drafting | None = None,
+        topic: str = "",
     ) -> Draft:
         """For each sub-question, the units that answer it (``agent/extract``), whole and cited;
         a note when two sources give different values for the same thing in the same scope; with
         a tool's result (the CRM record), its relevant lines and what follows from them and the
         rules found (``agent/conclusions``). A follow-up (``said``: the answer it follows) is
-        answered by what that answer did not say, when something else answers it."""
+        answered by what that answer did not say, when something else answers it. A unit of the
+        conversation's document (``topic``) is weighed up: a follow-up is most often answered
+        where the conversation began."""
         stats = self.stats
         chosen: list[Sentence] = []
         missing: list[str] = []
@@ -589,7 +592,9 @@ class OfflineReasoner:
             if record_terms is not None:
                 sub = _with_record_values(sub, passages)
             wants = asks(sub)
-            extract = score_units(sub, wants, passages, stats, asker, self._embed_for(wants.lang))
+            extract = score_units(
+                sub, wants, passages, stats, asker, self._embed_for(wants.lang), topic
+            )
             self._credit_synonyms(extract)
             self._credit_across(extract, passages)
             if said:

@@ -125,12 +125,14 @@ class Reasoner(Protocol):
         asker: frozenset[str] = frozenset(),
         said: str = "",
         draft: Drafting | None = None,
+        topic: str = "",
     ) -> Draft:
         """Sentences, each citing the passages that support it. ``facts`` are tool results (CRM);
         ``asker`` the audiences the asker belongs to (``agent/scope``), for the rule that applies;
         ``said`` the previous answer when the question follows up on it, which asks for
         something it did not say. ``draft``, if given, is told the text as it is written (a
-        reasoner that writes it at once may ignore it)."""
+        reasoner that writes it at once may ignore it). ``topic``: the document the conversation
+        so far is about ("" outside a conversation), where a follow-up is most often answered."""
         ...
 
     async def check(

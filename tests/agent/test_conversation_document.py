@@ -129,3 +129,63 @@ def test_the_conversations_document_takes_every_other_place_among_the_passages_r
         "glimbers.md#1",
         *(f"permit-{k}.md#0" for k in range(1, 6)),
     ]
+
+
+def test_the_answer_step_is_told_the_conversations_document(assistant, monkeypatch):
+    """The loop gives the reasoner the document the conversation is about, found under the
+    asker's access; outside a conversation, none."""
+    told: list[str] = []
+    reasoner = assistant.loop.reasoner
+    answer = reasoner.answer
+
+    async def spy(*args, **kwargs):
+        told.append(kwargs["topic"])
+        return await answer(*args, **kwargs)
+
+    monkeypatch.setattr(reasoner, "answer", spy)
+    first = "Do I need a licence to keep five glimbers?"
+    said = ask(assistant, first)
+    history = (Message("user", first), Message("assistant", said.text))
+    ask(assistant, "How many days until my application is decided?", history)
+    assert told and told[0] == "" and told[-1].endswith("glimbers.md"), told
+
+
+def test_a_unit_of_the_conversations_document_is_weighed_up():
+    """Two desks' return rules, the harbour's saying a little more of the question ("rented"):
+    asked alone the harbour's leads; in a conversation about the library's bicycles, the
+    library's rule does (``Calibration.conversation_bonus``)."""
+    from agent.extract import score_units
+    from agent.questions import asks
+    from agent.terms import TermStats
+    from tests.agent.made_up import passage
+
+    def page(doc: str, title: str, text: str):
+        return passage(doc, title, "2026-01-01", text)
+
+    library = page(
+        "library.md",
+        "Bicycle lending",
+        "A borrowed bicycle goes back to the front desk within two weeks.",
+    )
+    harbour = page(
+        "harbour.md",
+        "Kayak rental",
+        "A rented kayak goes back to the harbour desk within three hours.",
+    )
+    others = [
+        page("door.md", "Opening hours", "The front door opens at nine."),
+        page("rooms.md", "Cleaning", "Rooms are cleaned daily."),
+        page("parking.md", "Parking", "Bicycles are parked behind the hall."),
+    ]
+    found = [harbour, library, *others]
+    stats = TermStats.from_texts([p.text for p in found])
+    question = "When does a rented thing go back to the front desk?"
+
+    def first(topic: str) -> str:
+        ranked = score_units(
+            question, asks(question), found, stats, frozenset(), topic=topic
+        ).ranked
+        return found[ranked[0].unit.passage].doc_id
+
+    assert first("") == "harbour.md"
+    assert first("library.md") == "library.md"

@@ -138,7 +138,7 @@ class Whole:
     def __init__(self) -> None:
         self.got_draft: object = "not asked"
 
-    async def answer(self, question, subquestions, passages, facts, *, asker, said, draft):
+    async def answer(self, question, subquestions, passages, facts, *, asker, said, draft, topic):
         self.got_draft = draft
         return Draft([Sentence("Ten days carry over.", [2])])
 

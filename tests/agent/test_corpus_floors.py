@@ -39,10 +39,12 @@ FLOORS: dict[str, dict[str, float]] = {
     # is answered from it: two answers from another site's policy are refused; citation 0.867
     # and over-refusal 0.063 before)
     "policyqa": {"answered_correctly": 0.12, "citation": 0.9, "over_refusal": 0.25},
-    # correct 0.25, citation 0.857, over-refusal 0.125
-    "doc2dial": {"answered_correctly": 0.18, "citation": 0.75, "over_refusal": 0.19},
-    # correct 0.625, citation 1.0, refusal 0.75, over-refusal 0.333
-    "mtrag": {"answered_correctly": 0.56, "citation": 0.85, "refusal": 0.5, "over_refusal": 0.42},
+    # correct 0.375, citation 0.933, over-refusal 0.063 (at 3571cdf, as at c6ee793; 0.25, 0.857
+    # and 0.125 at 5dcf83f)
+    "doc2dial": {"answered_correctly": 0.31, "citation": 0.86, "over_refusal": 0.13},
+    # correct 0.688, citation 1.0, refusal 0.5, over-refusal 0.167 (at 3571cdf, where a unit of
+    # the conversation's document is weighed up: 0.625 and 0.25 at c6ee793)
+    "mtrag": {"answered_correctly": 0.65, "citation": 0.85, "refusal": 0.5, "over_refusal": 0.2},
     # correct 0.813, citation 1.0, over-refusal 0.188 (at 0755872: a long situation before a
     # short question weighs no more than the question; 0.75 and 0.25 at 23cc958)
     "or_sharc": {"answered_correctly": 0.78, "citation": 0.9, "over_refusal": 0.22},

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from ingest.sources.connector import SourceDocument
 
 LOST = "lost with its worker process (killed or out of memory?); it is retried next time"
+# how often a wait for a plan looks whether a worker died, and how long it then gives the
+# executor to say so itself: a death that ``ProcessPoolExecutor`` misses (``WorkerPool._awaited``)
+# costs a stalled ingest about this long, not for ever
+WATCH_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -276,11 +280,38 @@ class WorkerPool:
     def _result(self, doc_id: str, future: Future[Plan] | None) -> Plan:
         try:
             if future is not None:
-                return future.result()
-        except (BrokenProcessPool, CancelledError):  # cancelled: by ``_broken`` of another
+                return self._awaited(future)
+        except (BrokenProcessPool, CancelledError, TimeoutError):  # cancelled: by ``_broken``
             pass
         self._broken()
         return Plan(doc_id, "lost", LOST)
+
+    def _awaited(self, future: Future[Plan]) -> Plan:
+        """The task's plan, watching the workers while it waits. A worker killed while it sends
+        a result dies holding the result queue's lock with part of a message in the pipe: the
+        executor then reads for the rest, and the other workers wait for the lock, for ever
+        (CPython's ``ProcessPoolExecutor`` notices a death only between messages). So a dead
+        worker ends the wait here: the other workers are killed too, and once the executor's
+        own copy of the pipe's writing end is closed its reader meets the pipe's end and calls
+        the pool broken."""
+        while True:
+            try:
+                return future.result(timeout=WATCH_S)
+            except TimeoutError:
+                if any(p.exitcode is not None for p in self._workers()):
+                    break
+        try:
+            return future.result(timeout=WATCH_S)  # the executor saw the death after all
+        except TimeoutError:
+            for process in self._workers():
+                process.kill()
+            self._executor._result_queue._writer.close()  # type: ignore[union-attr]
+            return future.result(timeout=10 * WATCH_S)  # BrokenProcessPool, now
+
+    def _workers(self) -> list[Any]:
+        """The executor's worker processes (``ProcessPoolExecutor`` keeps them, unpublished, in
+        ``_processes``)."""
+        return list((getattr(self._executor, "_processes", None) or {}).values())
 
     def _broken(self) -> None:
         """A worker died: the executor is unusable; the next task starts a new one."""

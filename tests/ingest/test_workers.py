@@ -228,3 +228,49 @@ def test_a_worker_killed_mid_ingest_fails_its_files_and_the_next_ingest_writes_t
         if pool is not None:
             pool.close()
         deps.close()
+
+
+def _dies_halfway_through_sending() -> None:
+    """In a worker: die as SIGKILL would catch one sending its result, holding the result
+    queue's lock with the first bytes of a message in the pipe."""
+    import struct
+    import sys
+
+    frame = sys._getframe()
+    while frame.f_code.co_name != "_process_worker":  # concurrent.futures' worker loop
+        frame = frame.f_back  # type: ignore[assignment]
+    results = frame.f_locals["result_queue"]
+    results._wlock.acquire()
+    os.write(results._writer.fileno(), struct.pack("!i", 4096) + b"\x80")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_killed_halfway_through_sending_loses_its_documents_not_the_ingest():
+    """The executor would wait for the rest of the dead worker's message, and the other worker
+    for the lock it died holding, for ever: the pool sees the death, and the documents come
+    back lost. No models: the workers' setup fails, and these tasks need none."""
+    import threading
+
+    from ingest.settings import BM25Settings, EmbeddingSettings, IngestSettings
+    from ingest.workers import LOST, WorkerPool, WorkerSetup
+
+    setup = WorkerSetup(
+        embedding=EmbeddingSettings(models=["cohere"]),  # no key: each worker starts, unarmed
+        bm25=BM25Settings(),
+        ingest=IngestSettings(),
+        admin_groups=("admins",),
+        dims={"cohere": 1024},
+    )
+    pool = WorkerPool(2, setup)
+    plans: list = []
+    tasks = [("a", _dies_halfway_through_sending, ()), ("b", os.getpid, ())]
+    waiting = threading.Thread(target=lambda: plans.extend(pool.plans(tasks)), daemon=True)
+    try:
+        waiting.start()
+        waiting.join(60)
+        assert not waiting.is_alive(), "the pool waits for a dead worker's message"
+        assert plans[0].doc_id == "a" and plans[0].status == "lost", plans
+        assert LOST in plans[0].reason
+    finally:
+        if not waiting.is_alive():
+            pool.close()

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from agent.passages import Passage
-from agent.turns import Answer, Turn
+from agent.turns import Answer, Message, Turn
 
 
 def passage(doc: str, title: str, updated: str, body: str, crumbs: str = "") -> Passage:
@@ -55,6 +55,13 @@ def assistant_over(
         deps.close()
 
 
-def ask(assistant: Any, text: str, groups: tuple[str, ...] = ("staff",)) -> Answer:
-    """One question of a made-up asker in ``groups``, answered by ``assistant``."""
-    return asyncio.run(assistant.answer(Turn(user_id="u1", text=text, groups=groups)))
+def ask(
+    assistant: Any,
+    text: str,
+    groups: tuple[str, ...] = ("staff",),
+    history: tuple[Message, ...] = (),
+) -> Answer:
+    """One question of a made-up asker in ``groups``, after ``history``, answered by
+    ``assistant``."""
+    turn = Turn(user_id="u1", text=text, groups=groups, history=history)
+    return asyncio.run(assistant.answer(turn))

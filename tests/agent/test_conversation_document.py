@@ -3,11 +3,10 @@ made-up documents, the real index and the offline reasoner (no LLM, no mocks).""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from agent.turns import Message, Turn
+from tests.agent import made_up
 from tests.agent.made_up import assistant_over
 
 GLIMBERS = """---
@@ -67,8 +66,7 @@ def assistant(tmp_path_factory, embedders):
 
 
 def ask(assistant, text: str, history: tuple[Message, ...] = (), groups=("keepers",)):
-    turn = Turn(user_id="u1", text=text, groups=groups, history=history)
-    return asyncio.run(assistant.answer(turn))
+    return made_up.ask(assistant, text, groups, history)
 
 
 def read(answer) -> set[str]:

@@ -331,6 +331,7 @@ def score_units(
     latin = latin_names(question, asks.lang)
     scored: list[Scored] = []
     all_units = units(passages, sentence_model="use")
+    at = {(u.passage, u.order): u for u in all_units}
     staff = lexicon().staff  # the broadest audience: its rule is no one's narrower own
     # abbreviations the question says, or says in full: "the PO", "vegan" for "(VG)"
     defined = abbreviations(passages)
@@ -348,6 +349,15 @@ def score_units(
         cross = p.lang != asks.lang
         toks = _tokens(unit.text, p.lang)
         context = toks | _tokens(unit.label, p.lang) | _tokens(p.breadcrumbs, p.lang)
+        # "It is a single-step, 5-cylinder engine" is about the engine the sentence before names:
+        # it matches the question's words with that sentence's, though it does not say them
+        # itself (the gates read ``context``, what the unit and its headings say)
+        before = at.get((unit.passage, unit.order - 1))
+        pointed = (
+            _tokens(before.text, p.lang)
+            if before is not None and points_back(unit, before)
+            else frozenset()
+        )
         if unit.record:  # a log's line is about its record: "Summary: …" under "TCK-1103 | …"
             context |= _tokens(unit.record, p.lang)
         for abbr, long in shortened.items():  # "who approves a purchase order" says "PO"
@@ -360,15 +370,17 @@ def score_units(
                 toks |= long
         own = C.own_words_share
         lexical = (
-            0.0 if cross else own * coverage(weights, toks) + (1 - own) * coverage(weights, context)
+            0.0
+            if cross
+            else own * coverage(weights, toks) + (1 - own) * coverage(weights, context | pointed)
         )
         # names and identifiers are written alike in every language ("Team", "TCK-1042")
         missing = (
-            identifiers - context
+            identifiers - context - pointed
             if not cross
             else identifiers - context - _foreign(identifiers, p.lang)
         )
-        unnamed = seen_names - context if not cross else frozenset()
+        unnamed = seen_names - context - pointed if not cross else frozenset()
         # its section is about what is asked: "2.3.1" in the heading or the one over it
         # a record's id (its first field) heads the lines under it like a heading
         record_id = unit.record.split("|")[0]

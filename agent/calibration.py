@@ -122,7 +122,9 @@ class Calibration:
     # within this many words ("In that case, …") is quoted with the one before it
     opening_words = 3
     adds_at = 0.12  # a unit near the best joins it when it adds this share of the key terms
-    near_best_at = 0.8  # … and scores at least this share of the best's score
+    # … and scores at least this share of the best's score (also: how near the best a unit
+    # that says the thing asked for must be to lead in its place, ``OfflineReasoner._thing_first``)
+    near_best_at = 0.8
     following_at = 0.5  # the sentence after the best joins it above this share of its score
     extreme_near = 0.15  # units this close to the best are ranked for "the highest …"
     similar_words = 0.6  # two units sharing this share of their words say the same …

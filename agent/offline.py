@@ -599,6 +599,7 @@ class OfflineReasoner:
             self._credit_across(extract, passages)
             if said:
                 extract = self._beyond(extract, said, wants)
+            extract = self._thing_first(extract, wants)
             overview = _documents_named(sub, passages) if pattern("overview").search(sub) else []
             if overview:  # "compare the two expense policies": what each of them is for
                 for doc_id in overview:
@@ -836,6 +837,25 @@ class OfflineReasoner:
         text = f"{best.unit.label}: {best.unit.text}"
         stated = 1 - sum(self._unstated(extract, text, best.context).values()) / total
         return stated < C.little_stated_at
+
+    def _thing_first(self, extract: Extract, wants: Asks) -> Extract:
+        """When the best unit does not say the thing asked for, the next one near it that does
+        leads: "How many cylinders does the Energiprojekt AB engine have?" is best matched by the
+        sentence naming the company, and answered by the one after it ("It is a single-step,
+        5-cylinder engine")."""
+        ranked = extract.ranked
+        if len(ranked) < 2 or ranked[0].score <= 0:
+            return extract
+        first = ranked[0]
+        if not self._lacks_the_thing(extract, wants, first):
+            return extract
+        for s in ranked[1:]:
+            if s.score < C.near_best_at * first.score:
+                return extract
+            if s.kind_ok and not s.missing and not self._lacks_the_thing(extract, wants, s):
+                lead = replace(s, score=first.score)
+                return replace(extract, ranked=[lead, *(x for x in ranked if x is not s)])
+        return extract
 
     def _lacks_the_thing(self, extract: Extract, wants: Asks, best: Scored) -> bool:
         """The thing asked for ("bonus" in "What bonus does someone rated Outstanding get?") is

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from agent.phrasing import alternation, pattern
+from agent.terms import SITUATED
 from agent.values import (
     ISO_4217,
     Quantity,
@@ -97,9 +98,16 @@ class Asks:
 def asks(question: str) -> Asks:
     lang = detect_lang(question)
     kind: Kind = "any"
-    for candidate in _KINDS:  # in this order: "how many days" asks for a duration
-        if pattern(f"{candidate}_question").search(question):
-            kind = candidate
+    # the kind is the question's own where it says one, not its situation's: "When I was 16 … —
+    # Am I the sort of person the Coast Guard recruits?" asks yes or no, not when; a follow-up
+    # that says none ("… — And after five years?") asks what the question it follows asked
+    own = question.rpartition(SITUATED)[2]
+    for text in dict.fromkeys((own, question)):
+        for candidate in _KINDS:  # in this order: "how many days" asks for a duration
+            if pattern(f"{candidate}_question").search(text):
+                kind = candidate
+                break
+        if kind != "any":
             break
     terse = None if kind != "any" else _terse_kind(question, lang)
     if terse:

@@ -247,3 +247,13 @@ def test_a_currency_beside_a_number_is_money_not_a_name_an_answer_must_repeat(qu
     assert names == {"zorblat"}
     _, names = required_terms("How do I receive my SAR for Zorblat trips?", "en")
     assert names == {"sar", "zorblat"}
+
+
+def test_the_kind_is_the_questions_own_not_its_situations():
+    """A situation told before the question may hold a question word of its own ("When I was
+    16 …"); the kind is the one the question says, and a follow-up that says none asks what the
+    question it follows asked."""
+    situated = "When I was 16 the harbour pilots rescued me. — Can I train as a harbour pilot?"
+    assert asks(situated).kind == "yesno"
+    assert asks("Who trains the harbour pilots — and where?").kind == "where"
+    assert asks("How many rest days do pilots get — And after five seasons?").kind == "number"

@@ -853,8 +853,7 @@ class OfflineReasoner:
             if s.score < C.near_best_at * first.score:
                 return extract
             if s.kind_ok and not s.missing and not self._lacks_the_thing(extract, wants, s):
-                lead = replace(s, score=first.score)
-                return replace(extract, ranked=[lead, *(x for x in ranked if x is not s)])
+                return _led_by(extract, s)
         return extract
 
     def _lacks_the_thing(self, extract: Extract, wants: Asks, best: Scored) -> bool:
@@ -1031,10 +1030,14 @@ def _model_first(extract: Extract, opinion: Opinion) -> Extract:
     first, best = ranked[0], ranked[0].score
     near = [first] + [s for s in ranked[1 : C.model_reads] if s.score >= C.near_best_at * best]
     pick = opinion.prefers([s.unit for s in near]) if len(near) > 1 else 0
-    if not pick:
-        return extract
-    lead = replace(near[pick], score=best)
-    return replace(extract, ranked=[lead, *(s for s in ranked if s is not near[pick])])
+    return _led_by(extract, near[pick]) if pick else extract
+
+
+def _led_by(extract: Extract, unit: Scored) -> Extract:
+    """``extract`` with ``unit`` first, at the best's score, and the others in their order."""
+    ranked = extract.ranked
+    lead = replace(unit, score=ranked[0].score)
+    return replace(extract, ranked=[lead, *(s for s in ranked if s is not unit)])
 
 
 def _surface_words(question: str, lang: str, weights: dict[str, float]) -> dict[str, list[str]]:

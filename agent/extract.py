@@ -28,7 +28,15 @@ from agent.calibration import Calibration as C
 from agent.messages import say
 from agent.passages import Passage
 from agent.phrasing import pattern
-from agent.questions import Asks, latin_names, matches_kind, names_all, required_terms
+from agent.questions import (
+    Asks,
+    asked_years,
+    latin_names,
+    matches_kind,
+    names_all,
+    required_terms,
+    years_in,
+)
 from agent.reasoning import Sentence
 from agent.scope import unit_audience
 from agent.terms import TermStats, coverage
@@ -325,6 +333,8 @@ def score_units(
         weights = {t: w for t, w in weights.items() if t not in noun} or weights
     q_tokens = _tokens(question, asks.lang)
     identifiers, names = required_terms(question, asks.lang)
+    years = asked_years(question) - identifiers
+    identifiers |= years
     # a name no document uses ("I live in Ireland": the asker's own situation) is missing from
     # every unit alike and tells none from another; what no document says is the unsaid share's
     seen_names = names - frozenset(stats.unseen(names))
@@ -376,10 +386,20 @@ def score_units(
         )
         # names and identifiers are written alike in every language ("Team", "TCK-1042")
         missing = (
-            identifiers - context - pointed
+            identifiers - years - context - pointed
             if not cross
-            else identifiers - context - _foreign(identifiers, p.lang)
+            else identifiers - years - context - _foreign(identifiers, p.lang)
         )
+        # a unit about another year than the one asked answers another case: "in 1974" for "in
+        # 1973", the 2024 FAQ for "in 2026". It may say the year asked in its headings or in the
+        # sentence before it (a paragraph tells one year's events), and of several ("from 1995
+        # to 2000") one. A unit that names no year is about no other: a paragraph often sets
+        # its year once, sentences before the one that answers.
+        before_toks = _tokens(before.text, p.lang) if before is not None else frozenset()
+        if years and not years & (context | pointed | before_toks):
+            pointed_to = before.text if before is not None and pointed else ""
+            if years_in(f"{unit.text} {unit.label} {p.breadcrumbs} {pointed_to}"):
+                missing |= years
         unnamed = seen_names - context - pointed if not cross else frozenset()
         # its section is about what is asked: "2.3.1" in the heading or the one over it
         # a record's id (its first field) heads the lines under it like a heading

@@ -351,6 +351,27 @@ def required_terms(question: str, lang: str) -> tuple[frozenset[str], frozenset[
     return identifiers, names - identifiers
 
 
+def asked_years(question: str) -> frozenset[str]:
+    """The years the question's own part names ("out of fuel in 1973"): which case it asks about,
+    as a release number is, so a sentence about 1974 answers another question. Not its
+    situation's years ("I passed my test in 2000 — can I ride a 125cc?": the rule need not name
+    them), not a value's ("1500 EUR") and not a decade's ("in the 2000s": a sentence names that
+    span otherwise, "in 1962")."""
+    return years_in(question.rpartition(SITUATED)[2])
+
+
+def years_in(text: str) -> frozenset[str]:
+    """The years ``text`` names: four digits alone, not a value's ("1500 EUR") or a decade's."""
+    return frozenset(
+        m.group(0)
+        for q in quantities(text)
+        if not q.measure
+        and (m := _YEAR.match(text, q.start))
+        and m.end() == q.end
+        and not re.match(r"'?s\b", text[q.end :])
+    )
+
+
 # a stop, the space after it and the lower-case letter a typed sentence may begin with; the word
 # before it is kept to tell an abbreviation with dots inside ("U.S. or Europe") from a sentence
 _TYPED_START = re.compile(r"(\S*?)[.!?…]+[\"'”’»)\]]*\s+([a-z])")

@@ -84,6 +84,8 @@ KINDS = {
     "broad",
     # a greeting or thanks around the question ("Good morning! …", "… ? Thanks!"), as in a chat
     "courtesy",
+    # a year the question names decides which document or row answers, or that none does
+    "year",
 }
 MIN_KIND = {
     "unanswerable": 14,
@@ -112,7 +114,7 @@ MIN_KIND = {
 MIN_ENTRIES = 150
 # Kinds whose entries expect "I don't know"; followups and channel questions may go either way.
 REFUSAL_KINDS = {"unanswerable", "acl_denied", "near_miss"}
-EITHER_KINDS = {"followup", "channel"}
+EITHER_KINDS = {"followup", "channel", "year"}
 SETS = {"v1", "v2", "v3"}
 MIN_FORMATS = {".md": 1, ".html": 1, ".pdf": 2, ".docx": 2, ".txt": 2}
 EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(\.[\w-]+)+$")

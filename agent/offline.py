@@ -43,7 +43,16 @@ from agent.followups import customer_in, only_courtesies
 from agent.messages import audience_name, say
 from agent.passages import Passage
 from agent.phrasing import alternation, pattern, rules
-from agent.questions import Asks, asks, latin_names, matches_kind, message_sentences, names_all
+from agent.questions import (
+    Asks,
+    asked_years,
+    asks,
+    latin_names,
+    matches_kind,
+    message_sentences,
+    names_all,
+    required_terms,
+)
 from agent.reasoning import (
     Check,
     Draft,
@@ -616,7 +625,16 @@ class OfflineReasoner:
                 continue
             opinion = self._opinion(sub, wants.lang, passages, stats)
             if not self._answers(extract, wants):
-                rescued = opinion.rescue(said) if opinion is not None else []
+                # the model answers what the rules refused, but not with a unit about another
+                # case than the one the question's own part names (another release or year)
+                own = sub.rpartition(SITUATED)[2]
+                named = required_terms(own, wants.lang)[0] | asked_years(own)
+                other_case = {s.unit.text for s in extract.ranked if s.missing & named}
+                rescued = [
+                    r
+                    for r in (opinion.rescue(said) if opinion is not None else [])
+                    if r.text not in other_case
+                ]
                 for sentence in rescued:
                     add(sentence)
                 if not rescued and not conclusions and not _one_of(planned, replied):

@@ -80,6 +80,13 @@ def test_the_sentence_of_the_year_asked_answers(assistant):
     assert a.status == "answered" and "450" in a.text and "300" not in a.text, a.text
 
 
+def test_a_year_no_sentence_names_is_not_answered_with_another_year(assistant):
+    """The rules refuse both sentences (each names another year); the answer model, sure that
+    either answers "how many passengers", may not answer with them either."""
+    a = made_up.ask(assistant, "How many passengers a day did the ferry Skarv carry in 1975?")
+    assert a.status == "unknown", a.text
+
+
 def test_the_year_may_be_said_by_the_sentence_before(assistant):
     """A paragraph tells one year's events: the sentence after the year's is about it too, though
     it names another year in passing."""

@@ -363,11 +363,14 @@ def score_units(
         # it matches the question's words with that sentence's, though it does not say them
         # itself (the gates read ``context``, what the unit and its headings say)
         before = at.get((unit.passage, unit.order - 1))
-        pointed = (
+        points = before is not None and points_back(unit, before)
+        # the sentence before is read when the unit points back to it or a year is asked
+        before_toks = (
             _tokens(before.text, p.lang)
-            if before is not None and points_back(unit, before)
+            if before is not None and (points or years)
             else frozenset()
         )
+        pointed = before_toks if points else frozenset()
         if unit.record:  # a log's line is about its record: "Summary: …" under "TCK-1103 | …"
             context |= _tokens(unit.record, p.lang)
         for abbr, long in shortened.items():  # "who approves a purchase order" says "PO"
@@ -384,7 +387,8 @@ def score_units(
             if cross
             else own * coverage(weights, toks) + (1 - own) * coverage(weights, context | pointed)
         )
-        # names and identifiers are written alike in every language ("Team", "TCK-1042")
+        # names and identifiers are written alike in every language ("Team", "TCK-1042"); the
+        # years asked are missing only from a unit that names another year (below)
         missing = (
             identifiers - years - context - pointed
             if not cross
@@ -395,7 +399,6 @@ def score_units(
         # sentence before it (a paragraph tells one year's events), and of several ("from 1995
         # to 2000") one. A unit that names no year is about no other: a paragraph often sets
         # its year once, sentences before the one that answers.
-        before_toks = _tokens(before.text, p.lang) if before is not None else frozenset()
         if years and not years & (context | pointed | before_toks):
             pointed_to = before.text if before is not None and pointed else ""
             if years_in(f"{unit.text} {unit.label} {p.breadcrumbs} {pointed_to}"):

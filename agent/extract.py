@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import takewhile
 
@@ -761,17 +761,67 @@ def newest_first(
     same: SameThing | None = None,
 ) -> tuple[list[Scored], Sentence | None]:
     """The units of the answer, taken from the newer document where two conflict, and the note
-    that names both."""
+    that names both; where two agree, the newer one's words (``restated_newer``)."""
     chosen = choose(extract, asks, passages)
     found = conflict(extract, chosen, passages, asker, same)
     if found is None:
-        return chosen, None
+        return restated_newer(extract, chosen, passages, asker, same), None
     newer, older, note = found
     if older not in chosen:
         return chosen, note
     outdated = passages[older.unit.passage].doc_id
     rest = [s for s in extract.ranked if passages[s.unit.passage].doc_id != outdated]
     return choose(replace(extract, ranked=rest), asks, passages), note
+
+
+Figures = dict[str, set[float]]  # figures_by_measure: each measure's values
+
+
+def _on_the_same_thing(
+    extract: Extract, c: Scored, passages: Sequence[Passage], asker: frozenset[str]
+) -> Iterator[tuple[Scored, Figures, Figures, list[str]]]:
+    """The units of other documents with another date that answer the question about as well as
+    ``c``, for the same audience (the question's key terms alike, some of the same words), with a
+    figure in a measure ``c`` gives one in: each with both units' figures and the shared
+    measures. A line of a log tells one case, no rule: it is never one of them."""
+    mine = passages[c.unit.passage]
+    mine_figures = figures_by_measure(c.unit.text)
+    if not mine_figures or c.unit.record or not mine.updated:
+        return
+    mine_audience = unit_audience(c.unit.text, mine.audience)
+    keys_c = {t for t in extract.weights if t in c.tokens}
+    for s in extract.ranked:
+        other = passages[s.unit.passage]
+        if (
+            other.doc_id == mine.doc_id
+            or s.score < c.score - C.conflict_near
+            or not other.updated
+            or s.unit.record
+            or other.updated[:10] == mine.updated[:10]
+        ):
+            continue
+        theirs_audience = unit_audience(s.unit.text, other.audience)
+        if mine_audience and theirs_audience and not mine_audience & theirs_audience:
+            continue  # rules for different people do not conflict
+        keys_s = {t for t in extract.weights if t in s.tokens}
+        keys = keys_c | keys_s
+        if not keys or len(keys_c & keys_s) / len(keys) < C.conflict_keys:
+            continue
+        a, b = _subject_tokens(c), _subject_tokens(s)
+        if not a or len(a & b) / len(a | b) < C.conflict_words:
+            continue
+        theirs = figures_by_measure(s.unit.text)
+        shared = [m for m in mine_figures if m in theirs]
+        if shared:
+            yield s, mine_figures, theirs, shared
+
+
+def _said_alike(c: Scored, s: Scored, passages: Sequence[Passage], same: SameThing | None) -> bool:
+    """Do the two units say the same thing by meaning (``same``; without it, they count as
+    the same)? The certifications a department head approves above 1,000 EUR are not the
+    expense claims above 5,000 EUR."""
+    mine, other = passages[c.unit.passage], passages[s.unit.passage]
+    return same is None or (mine.lang == other.lang and same(c.unit.text, s.unit.text, mine.lang))
 
 
 def conflict(
@@ -781,50 +831,17 @@ def conflict(
     asker: frozenset[str],
     same: SameThing | None = None,
 ) -> tuple[Scored, Scored, Sentence] | None:
-    """A note when another source gives a different value for the same thing in the same scope:
-    a unit of another document with another date, for the same audience, that answers the same
-    question about as well (the question's key terms alike, some of the same words), with a figure
-    in the same measure that differs, and that says the same thing by meaning (``same``: the
-    certifications a department head approves above 1,000 EUR are not the expense claims above
-    5,000 EUR). A line of a log tells one case, no rule. The newer document applies; the note
-    names both, with dates."""
+    """A note when another source gives a different value for the same thing in the same scope
+    (``_on_the_same_thing``): a figure in the same measure that differs, in a unit that says the
+    same thing by meaning. The newer document applies; the note names both, with dates."""
     for c in chosen:
         mine = passages[c.unit.passage]
-        mine_figures = figures_by_measure(c.unit.text)
-        if not mine_figures or c.unit.record:
-            continue  # what happened in one case of a log is no rule to disagree with
-        mine_audience = unit_audience(c.unit.text, mine.audience)
-        keys_c = {t for t in extract.weights if t in c.tokens}
-        for s in extract.ranked:
+        for s, mine_figures, theirs, shared in _on_the_same_thing(extract, c, passages, asker):
+            if all(mine_figures[m] == theirs[m] for m in shared):
+                continue
+            if not _said_alike(c, s, passages, same):
+                continue
             other = passages[s.unit.passage]
-            if (
-                other.doc_id == mine.doc_id
-                or s.score < c.score - C.conflict_near
-                or not other.updated
-            ):
-                continue
-            if s.unit.record:
-                continue
-            if other.updated[:10] == mine.updated[:10] or not mine.updated:
-                continue
-            theirs_audience = unit_audience(s.unit.text, other.audience)
-            if mine_audience and theirs_audience and not mine_audience & theirs_audience:
-                continue  # rules for different people do not conflict
-            keys_s = {t for t in extract.weights if t in s.tokens}
-            keys = keys_c | keys_s
-            if not keys or len(keys_c & keys_s) / len(keys) < C.conflict_keys:
-                continue
-            a, b = _subject_tokens(c), _subject_tokens(s)
-            if not a or len(a & b) / len(a | b) < C.conflict_words:
-                continue
-            theirs = figures_by_measure(s.unit.text)
-            shared = [m for m in mine_figures if m in theirs]
-            if not shared or all(mine_figures[m] == theirs[m] for m in shared):
-                continue
-            if same is not None and not (
-                mine.lang == other.lang and same(c.unit.text, s.unit.text, mine.lang)
-            ):
-                continue
             newer, older = (c, s) if mine.updated >= other.updated else (s, c)
             old_p, new_p = passages[older.unit.passage], passages[newer.unit.passage]
             measure = shared[0]
@@ -845,6 +862,30 @@ def conflict(
                 Sentence(text, [older.unit.passage, newer.unit.passage], note=True, conflict=True),
             )
     return None
+
+
+def restated_newer(
+    extract: Extract,
+    chosen: Sequence[Scored],
+    passages: Sequence[Passage],
+    asker: frozenset[str],
+    same: SameThing | None = None,
+) -> list[Scored]:
+    """The chosen units, each in the words of the newest document that gives the same figures
+    for the same thing in the same scope (``_on_the_same_thing``, the same by meaning): an old
+    FAQ and this year's policy both say 25 days, and the policy is the one in force, the one a
+    reader should open."""
+    out: list[Scored] = []
+    for c in chosen:
+        newest = c
+        for s, mine_figures, theirs, shared in _on_the_same_thing(extract, c, passages, asker):
+            agree = all(mine_figures[m] == theirs[m] for m in shared)
+            newer = passages[s.unit.passage].updated > passages[newest.unit.passage].updated
+            if agree and newer and _said_alike(c, s, passages, same):
+                newest = s
+        if newest not in out:
+            out.append(newest)
+    return out
 
 
 def _figure(value: float, measure: str) -> str:

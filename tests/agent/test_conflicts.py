@@ -98,3 +98,47 @@ def test_a_conflict_notes_markers_read_in_order_when_the_newer_source_was_cited_
         "Firing is on Thursdays. [1] "
         "Kiln rules 2024 (2024-03-01) says Fridays; the newer Kiln rules applies. [1][2]"
     )
+
+
+def restated(question: str, passages: list[Passage], same=None):
+    """The units the answer quotes, and no note."""
+    from agent.extract import newest_first
+
+    stats = TermStats.from_texts([p.text for p in passages])
+    wants = asks(question)
+    extract = score_units(question, wants, passages, stats, EVERYONE)
+    picked, note = newest_first(extract, wants, passages, EVERYONE, same)
+    assert note is None
+    return picked
+
+
+OLD_FAQ = passage(
+    "studio/faq-2023.md",
+    "Studio FAQ 2023",
+    "2023-05-02",
+    "Members may book the kiln for 3 firings a month.",
+)
+KILN_RULES = passage(
+    "studio/kiln-rules.md",
+    "Kiln Rules",
+    "2026-01-10",
+    "Each member may book the kiln for 3 firings a month, on the booking sheet.",
+)
+KILN_QUESTION = "How many kiln firings a month may members book?"
+
+
+def test_two_sources_that_agree_are_quoted_from_the_newer():
+    """The old FAQ words it closer to the question, yet the rules of this year say the same
+    figure for the same thing: the answer quotes and cites the one in force."""
+    picked = restated(KILN_QUESTION, [OLD_FAQ, KILN_RULES])
+    assert [p.unit.text for p in picked] == [KILN_RULES.body]
+    assert [p.unit.text for p in restated(KILN_QUESTION, [KILN_RULES, OLD_FAQ])] == [
+        KILN_RULES.body
+    ]
+
+
+def test_agreeing_sources_stay_as_ranked_when_not_the_same_thing_or_not_dated_apart():
+    unlike = restated(KILN_QUESTION, [OLD_FAQ, KILN_RULES], same=lambda a, b, lang: False)
+    assert unlike[0].unit.text == OLD_FAQ.body
+    same_day = passage("studio/kiln-rules.md", "Kiln Rules", "2023-05-02", KILN_RULES.body)
+    assert restated(KILN_QUESTION, [OLD_FAQ, same_day])[0].unit.text == OLD_FAQ.body

@@ -305,6 +305,20 @@ def _cell_fit(
     return 0.0
 
 
+def _short_items(unit: Unit, at: Mapping[tuple[int, int], Unit]) -> list[Unit]:
+    """The items too short to answer alone ("council tax bill", "rescue equipment") of the list
+    a sentence ending in ":" introduces: with them it is one statement, scored with their words
+    as its own and quoted with them (``choose``)."""
+    if not unit.text.rstrip().endswith((":", "：")):
+        return []
+    out, order = [], unit.order + 1
+    while (item := at.get((unit.passage, order))) is not None and item.kind == "item":
+        if not item.quotable and re.search(r"[^\W\d_]", item.text):  # "2." is no item
+            out.append(item)
+        order += 1
+    return out
+
+
 def score_units(
     question: str,
     asks: Asks,
@@ -358,6 +372,8 @@ def score_units(
             continue
         cross = p.lang != asks.lang
         toks = _tokens(unit.text, p.lang)
+        for item in _short_items(unit, at):  # "You'll need copies of your:" says them
+            toks |= _tokens(item.text, p.lang)
         context = toks | _tokens(unit.label, p.lang) | _tokens(p.breadcrumbs, p.lang)
         # "It is a single-step, 5-cylinder engine" is about the engine the sentence before names:
         # it matches the question's words with that sentence's, though it does not say them
@@ -730,7 +746,25 @@ def choose(extract: Extract, asks: Asks, passages: Sequence[Passage]) -> list[Sc
         ):
             chosen.append(s)
             covered |= s.tokens
-    return chosen
+    return _with_short_items(chosen, extract)
+
+
+def _with_short_items(chosen: list[Scored], extract: Extract) -> list[Scored]:
+    """Each introduction chosen, followed by the short items it says with them
+    (``_short_items``): all of a short list, the ones that state a term of the question of a
+    longer one ("You may also claim it in:" over forty countries: the one asked about)."""
+    at = {(u.passage, u.order): u for u in extract.units}
+    quoted = {c.unit.text for c in chosen}
+    out: list[Scored] = []
+    for c in chosen:
+        out.append(c)
+        items = [u for u in _short_items(c.unit, at) if u.text not in quoted]
+        if len({u.line for u in items}) > C.max_list:
+            lang = extract.lang
+            items = [u for u in items if _tokens(u.text, lang) & extract.weights.keys()]
+        out += [Scored(u, 0.0, 0.0, 0.0) for u in items]
+        quoted |= {u.text for u in items}
+    return out
 
 
 def figures_by_measure(text: str) -> dict[str, set[float]]:

@@ -912,6 +912,9 @@ def restated_newer(
     out: list[Scored] = []
     for c in chosen:
         newest = c
+        if c.unit.kind == "item":  # one of a list quoted whole: the list stays as it is
+            out.append(c)
+            continue
         for s, mine_figures, theirs, shared in _on_the_same_thing(extract, c, passages, asker):
             agree = all(mine_figures[m] == theirs[m] for m in shared)
             newer = passages[s.unit.passage].updated > passages[newest.unit.passage].updated

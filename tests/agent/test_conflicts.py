@@ -142,3 +142,21 @@ def test_agreeing_sources_stay_as_ranked_when_not_the_same_thing_or_not_dated_ap
     assert unlike[0].unit.text == OLD_FAQ.body
     same_day = passage("studio/kiln-rules.md", "Kiln Rules", "2023-05-02", KILN_RULES.body)
     assert restated(KILN_QUESTION, [OLD_FAQ, same_day])[0].unit.text == OLD_FAQ.body
+
+
+def test_an_item_of_a_list_keeps_its_place_though_a_newer_source_agrees():
+    """A list is quoted whole, items in order: an item is not swapped for another document's
+    sentence."""
+    from agent.extract import restated_newer
+
+    listed = passage(
+        "studio/faq-2023.md",
+        "Studio FAQ 2023",
+        "2023-05-02",
+        "Members may book:\n\n- the kiln for 3 firings a month\n- the wheel for 2 hours a day\n",
+    )
+    found = [listed, KILN_RULES]
+    stats = TermStats.from_texts([p.text for p in found])
+    extract = score_units(KILN_QUESTION, asks(KILN_QUESTION), found, stats, EVERYONE)
+    item = next(s for s in extract.ranked if s.unit.kind == "item" and "kiln" in s.unit.text)
+    assert restated_newer(extract, [item], found, EVERYONE) == [item]
